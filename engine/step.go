@@ -1,0 +1,133 @@
+// Package engine is perfdag's generic, domain-free core: the step-kind contract and registry.
+// Its subpackages load and validate campaign YAML (load, diag, gate), compile it into a DAG
+// (plan), run that DAG with checkpoints (run, checkpoint, fingerprint, events) and schedule
+// campaigns (schedule). The engine knows the Kind contract, never one step kind.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Scope says what one node of a step kind runs for.
+type Scope string
+
+// The three scopes a step expands over (foreach).
+const (
+	ScopeCampaign Scope = "campaign"
+	ScopeCell     Scope = "cell"
+	ScopePoint    Scope = "point"
+)
+
+// Kind is one step kind: everything the engine needs to validate, fingerprint and run it.
+// A step-kind package exports one Kind value; registering it is one line in steps/registry.go.
+type Kind struct {
+	Name          string // kebab-case name used in `kind:`
+	Scope         Scope  // natural scope; `foreach:` defaults to it
+	AnyScope      bool   // `foreach:` may choose any scope (exec)
+	Version       string // bump when the kind's behaviour changes: enters every fingerprint
+	HoldsEndpoint bool   // runs load against an endpoint: serialized per endpoint
+	Doc           string // one line for `perfdag kinds` and the docs
+
+	// Params returns a pointer to a fresh parameter struct that `with:` decodes into strictly
+	// (unknown keys are errors). Nil means the kind takes no parameters.
+	Params func() any
+	// Result is the zero value of the kind's result struct; gates on this kind compile
+	// against its json field names. Nil means results are free-form (exec).
+	Result any
+	// Inputs returns what the node's result depends on beyond its params (the parts of the
+	// campaign it reads), for the fingerprint. Nil means the resolved cell (minus its
+	// concurrency list) and the point. Secrets must never be returned.
+	Inputs func(t *Task) any
+	// Check validates a step's parameters against the campaign at validate time; each
+	// error is reported at the step's position. Nil means no extra checks.
+	Check func(c *schema.Campaign, step *schema.PipelineStep, params any) []error
+	// Run does the work. It writes files only under Task.Dir and lists them in Result.Outputs.
+	Run func(ctx context.Context, t *Task) (Result, error)
+}
+
+// Task is what one node's Run receives.
+type Task struct {
+	Node        string           // node id, e.g. run-shape[aa-10k/c16]
+	Step        string           // pipeline step id
+	Phase       string           // "before" or "after" for a bracketing step, else ""
+	Campaign    *schema.Campaign // defaults already merged into every cell
+	Cell        *schema.Cell     // nil at campaign scope
+	Concurrency int              // 0 unless point scope
+	Endpoint    *schema.Endpoint // the node's endpoint, nil when it has none
+	EndpointKey string           // the endpoint's name in the campaign
+	Params      any              // decoded `with:` (the Kind.Params type), nil when none
+	Dir         string           // campaign directory (absolute)
+	BaseDir     string           // directory of the campaign file: relative paths in it resolve here
+	Upstream    []Upstream       // results of the node's data dependencies, in plan order
+	Env         any              // what Registry.Setup returned for this run (e.g. started simulators)
+	Log         io.Writer        // the node's log; never write secrets to it
+	Progress    func(line string)
+}
+
+// Upstream is a finished dependency's result as a downstream node sees it.
+type Upstream struct {
+	Node   string
+	Step   string
+	Kind   string
+	Cell   string
+	Conc   int
+	Result any // the kind's result struct (pointer), or map[string]any for free-form kinds
+}
+
+// Result is what a node produced.
+type Result struct {
+	Value   any      // the kind's result struct (gates read its fields); stored in the checkpoint
+	Outputs []string // files written, relative to Task.Dir; their digests feed downstream fingerprints
+	Summary string   // one line for status and progress
+}
+
+// Registry holds the step kinds a run may use, the default pipeline and run-wide setup.
+type Registry struct {
+	kinds map[string]Kind
+	// Default expands a campaign without `pipeline:` into its default pipeline.
+	Default func(c *schema.Campaign) []schema.PipelineStep
+	// Setup prepares run-wide resources (e.g. in-process simulators); the value is passed to
+	// every Task as Env and cleanup runs when the walk ends.
+	Setup func(ctx context.Context, c *schema.Campaign) (env any, cleanup func(), err error)
+}
+
+// NewRegistry builds a registry; duplicate or malformed kinds are programming errors.
+func NewRegistry(kinds ...Kind) (*Registry, error) {
+	r := &Registry{kinds: map[string]Kind{}}
+	for _, k := range kinds {
+		if k.Name == "" || k.Run == nil || k.Version == "" {
+			return nil, fmt.Errorf("register kind %q: name, version and run are required", k.Name)
+		}
+		switch k.Scope {
+		case ScopeCampaign, ScopeCell, ScopePoint:
+		default:
+			return nil, fmt.Errorf("register kind %q: unknown scope %q", k.Name, k.Scope)
+		}
+		if _, dup := r.kinds[k.Name]; dup {
+			return nil, fmt.Errorf("register kind %q: registered twice", k.Name)
+		}
+		r.kinds[k.Name] = k
+	}
+	return r, nil
+}
+
+// Lookup finds a kind by name.
+func (r *Registry) Lookup(name string) (Kind, bool) {
+	k, ok := r.kinds[name]
+	return k, ok
+}
+
+// Names lists the registered kinds, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.kinds))
+	for n := range r.kinds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,88 @@
+package schema
+
+// AtlasRow is one (cell, concurrency) row of atlas.jsonl (schema atlas_v1): the identity of
+// what was measured, the point metrics, and the telemetry joined onto it. Null means unmeasured.
+type AtlasRow struct {
+	Schema      string `json:"schema"` // atlas_v1
+	Campaign    string `json:"campaign"`
+	CellID      string `json:"cell_id"`
+	Concurrency int    `json:"concurrency"`
+
+	Model               string `json:"model"`
+	Hardware            string `json:"hardware"`
+	Quant               string `json:"quant"`
+	TensorParallel      int    `json:"tensor_parallel"`
+	ParallelStrategy    string `json:"parallel_strategy"`
+	MTP                 bool   `json:"mtp"`
+	MaxNumBatchedTokens int    `json:"max_num_batched_tokens"`
+	Engine              string `json:"engine"`
+	EngineVersion       string `json:"engine_version,omitempty"`
+	Delivery            string `json:"delivery"`
+	Shape               string `json:"shape"`
+	CacheMode           string `json:"cache_mode"`
+	Arm                 string `json:"arm,omitempty"`
+	Baseline            bool   `json:"baseline,omitempty"`
+	Backend             string `json:"backend"` // perfdag, roofline-import, fixture
+	GPUs                int    `json:"gpus"`
+
+	CellStatus string `json:"cell_status"` // full, partial, failed
+	PlotReady  bool   `json:"plot_ready"`  // the point has valid latency and throughput numbers
+
+	NumPrompts   int `json:"num_prompts"`
+	RequestCount int `json:"request_count"`
+	ErrorCount   int `json:"error_count"`
+
+	TTFTAvgMs           *float64 `json:"ttft_avg_ms"`
+	TTFTP50Ms           *float64 `json:"ttft_p50_ms"`
+	TTFTP90Ms           *float64 `json:"ttft_p90_ms"`
+	TTFTP95Ms           *float64 `json:"ttft_p95_ms"`
+	TTFTP99Ms           *float64 `json:"ttft_p99_ms"`
+	TTFOAvgMs           *float64 `json:"ttfo_avg_ms"`
+	TTFOCoverage        *float64 `json:"ttfo_coverage"`
+	ITLAvgMs            *float64 `json:"itl_avg_ms"` // = TPOT
+	ITLP50Ms            *float64 `json:"itl_p50_ms"`
+	ITLP99Ms            *float64 `json:"itl_p99_ms"`
+	RequestLatencyAvgMs *float64 `json:"request_latency_avg_ms"`
+	RequestLatencyP50Ms *float64 `json:"request_latency_p50_ms"`
+	RequestLatencyP99Ms *float64 `json:"request_latency_p99_ms"`
+	RequestThroughput   *float64 `json:"request_throughput"` // req/s
+	OutputTokPerS       *float64 `json:"output_tok_s"`       // Σ OSL / window
+	TotalTokPerS        *float64 `json:"total_tok_s"`        // (Σ ISL + Σ OSL) / window
+	OutputTokPerSPerGPU *float64 `json:"output_tok_s_per_gpu"`
+	TotalTokPerSPerGPU  *float64 `json:"total_tok_s_per_gpu"`
+	TokPerSPerUser      *float64 `json:"tok_s_per_user"` // mean of 1/ITL
+	AAOutputSpeed       *float64 `json:"aa_output_speed"`
+	MeanInputTokens     *float64 `json:"mean_input_tokens"`
+	MeanOutputTokens    *float64 `json:"mean_output_tokens"`
+	ReasoningTokenAvg   *float64 `json:"reasoning_token_avg"`
+	ReasoningField      string   `json:"reasoning_field,omitempty"`
+
+	AcceptanceLength   *float64 `json:"acceptance_length"`
+	SpecAcceptRate     *float64 `json:"spec_accept_rate"`
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate"`
+
+	SMActive         *float64 `json:"dcgm_sm_active"`
+	SMOccupancy      *float64 `json:"dcgm_sm_occupancy"`
+	TensorActive     *float64 `json:"dcgm_tensor_active"`
+	DRAMActive       *float64 `json:"dcgm_dram_active"`
+	GREngineActive   *float64 `json:"dcgm_gr_engine_active"`
+	NVLinkBytesPerS  *float64 `json:"dcgm_nvlink_bytes_s"`
+	PCIeBytesPerS    *float64 `json:"dcgm_pcie_bytes_s"`
+	PowerWattsPerGPU *float64 `json:"power_watts_per_gpu"`
+	TokensPerWatt    *float64 `json:"tokens_per_watt"`
+	DCGMGrounded     bool     `json:"dcgm_grounded"`
+	SolRigor         string   `json:"sol_rigor"` // L1..L4
+
+	Flags []string       `json:"flags,omitempty"` // steady_window_undercount, reasoning_parser_suspect, usage_mismatch, evicted, ...
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Flag names carried on atlas rows.
+const (
+	FlagSteadyWindowUndercount = "steady_window_undercount"
+	FlagReasoningParserSuspect = "reasoning_parser_suspect"
+	FlagUsageMismatch          = "usage_mismatch"
+)
+
+// F returns a pointer to v, for the nullable fields of records.
+func F(v float64) *float64 { return &v }

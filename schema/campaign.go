@@ -1,0 +1,161 @@
+package schema
+
+// Campaign is one campaign YAML file: what to measure, against which endpoints, and how.
+type Campaign struct {
+	Version     int                 `yaml:"version" json:"version" doc:"file format version; always 1"`
+	Campaign    string              `yaml:"campaign" json:"campaign" doc:"slug naming the campaign: [a-z0-9._-], never a path"`
+	Kind        string              `yaml:"kind,omitempty" json:"kind,omitempty" enum:"throughput,latency,mixed" doc:"throughput, latency or mixed; throughput and mixed campaigns need a roofline page to publish strictly"`
+	Description string              `yaml:"description,omitempty" json:"description,omitempty" doc:"free text shown on the report cover"`
+	Endpoints   map[string]Endpoint `yaml:"endpoints" json:"endpoints" doc:"the servers under test, by name"`
+	Defaults    Identity            `yaml:"defaults,omitempty" json:"defaults,omitempty" doc:"identity fields every cell inherits unless it sets its own"`
+	Cells       []Cell              `yaml:"cells" json:"cells" doc:"the measurement cells: one workload over a list of concurrencies"`
+	Settle      *Settle             `yaml:"settle,omitempty" json:"settle,omitempty" doc:"settle discipline: prewarm shapes, burn-in and pauses"`
+	Gates       []Gate              `yaml:"gates,omitempty" json:"gates,omitempty" doc:"quality gates: expr rules evaluated on a step's result"`
+	Pipeline    []PipelineStep      `yaml:"pipeline,omitempty" json:"pipeline,omitempty" doc:"explicit pipeline; absent means the default pipeline"`
+	Publish     *Publish            `yaml:"publish,omitempty" json:"publish,omitempty" doc:"where strict-publish writes the lake tables"`
+	Schedule    *Schedule           `yaml:"schedule,omitempty" json:"schedule,omitempty" doc:"cron schedule and baseline for regression sweeps"`
+	TPM         *TPM                `yaml:"tpm,omitempty" json:"tpm,omitempty" doc:"overrides of the TPM SLA defaults"`
+	Cost        *Cost               `yaml:"cost,omitempty" json:"cost,omitempty" doc:"overrides of the default $/GPU-hour table"`
+	Source      *Source             `yaml:"source,omitempty" json:"source,omitempty" doc:"the code under test, shown on the report's source page"`
+	Report      *Report             `yaml:"report,omitempty" json:"report,omitempty" doc:"report layout options"`
+}
+
+// Endpoint is one OpenAI-compatible server; its API key stays in the environment.
+type Endpoint struct {
+	URL           string     `yaml:"url" json:"url" doc:"base URL (http://host:8000) or sim:// for the built-in simulator"`
+	Model         string     `yaml:"model" json:"model" doc:"served model name sent in every request"`
+	APIKeyEnv     string     `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty" doc:"name of the environment variable holding the API key; the key itself is never written anywhere"`
+	MetricsURL    string     `yaml:"metrics_url,omitempty" json:"metrics_url,omitempty" doc:"Prometheus /metrics of the server, scraped around every point"`
+	DCGMURL       string     `yaml:"dcgm_url,omitempty" json:"dcgm_url,omitempty" doc:"a DCGM exporter's /metrics, sampled during run windows"`
+	TimeoutS      float64    `yaml:"request_timeout_s,omitempty" json:"request_timeout_s,omitempty" doc:"per-request timeout in seconds (default 600)"`
+	Sim           *SimConfig `yaml:"sim,omitempty" json:"sim,omitempty" doc:"simulator behaviour for sim:// endpoints"`
+	ReasoningHint bool       `yaml:"reasoning,omitempty" json:"reasoning,omitempty" doc:"the served model is a reasoning model (enables the unconfigured-parser check)"`
+}
+
+// Identity names what a cell measured; atlas rows, TPM groups and the report key on it.
+type Identity struct {
+	Model               string `yaml:"model,omitempty" json:"model,omitempty" doc:"model name for the atlas (default: the endpoint's model)"`
+	Hardware            string `yaml:"hardware,omitempty" json:"hardware,omitempty" doc:"GPU type: H100, H200, B200, GB300, ..."`
+	Quant               string `yaml:"quant,omitempty" json:"quant,omitempty" doc:"weight quantization: BF16, FP8, NVFP4, ..."`
+	TensorParallel      int    `yaml:"tensor_parallel,omitempty" json:"tensor_parallel,omitempty" doc:"tensor-parallel degree (GPUs per replica)"`
+	ParallelStrategy    string `yaml:"parallel_strategy,omitempty" json:"parallel_strategy,omitempty" doc:"EP or TP"`
+	MTP                 *bool  `yaml:"mtp,omitempty" json:"mtp,omitempty" doc:"speculative decoding (MTP) enabled"`
+	MaxNumBatchedTokens int    `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty" doc:"server's max_num_batched_tokens"`
+	Engine              string `yaml:"engine,omitempty" json:"engine,omitempty" doc:"vllm, sglang, dynamo, ..."`
+	EngineVersion       string `yaml:"engine_version,omitempty" json:"engine_version,omitempty" doc:"engine version or commit"`
+	Delivery            string `yaml:"delivery,omitempty" json:"delivery,omitempty" doc:"code-under-test identity (release, overlay, infr-patch, ...); results are evidence for this delivery only"`
+	CacheMode           string `yaml:"cache_mode,omitempty" json:"cache_mode,omitempty" enum:"warm,cold" doc:"warm or cold prefix cache"`
+	GPUs                int    `yaml:"gpus,omitempty" json:"gpus,omitempty" doc:"GPUs serving the endpoint, the divisor of tok/s/GPU (default: tensor_parallel, else 1)"`
+	Arm                 string `yaml:"arm,omitempty" json:"arm,omitempty" doc:"champion-select arm this cell belongs to"`
+	Baseline            bool   `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"this cell's arm is the champion baseline"`
+}
+
+// Cell is one workload measured at several concurrencies on one endpoint.
+type Cell struct {
+	ID               string   `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
+	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
+	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
+	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" doc:"positive, unique concurrency points"`
+	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, or \"Nx\" for N times the concurrency (default 3x, at least 10)"`
+	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" doc:"requests sent before each point and excluded from statistics"`
+	Identity         `yaml:",inline" json:",inline"`
+	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`
+}
+
+// Workload describes the requests of a cell: an AA shape or custom token budgets.
+type Workload struct {
+	Shape        string         `yaml:"shape,omitempty" json:"shape,omitempty" doc:"aa-1k, aa-10k, aa-100k, or custom (then input_tokens and output_tokens)"`
+	Mode         string         `yaml:"mode,omitempty" json:"mode,omitempty" enum:"synthetic,dataset-replay" doc:"synthetic prompts (default) or dataset-replay of a mooncake_trace JSONL"`
+	Dataset      string         `yaml:"dataset,omitempty" json:"dataset,omitempty" doc:"mooncake_trace JSONL for dataset-replay (relative to the campaign file)"`
+	InputTokens  int            `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty" doc:"input budget in o200k_base tokens (overrides the shape)"`
+	OutputTokens int            `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty" doc:"answer length in tokens (overrides the shape)"`
+	RequestRate  float64        `yaml:"request_rate,omitempty" json:"request_rate,omitempty" doc:"open loop: requests per second; the concurrency point becomes the in-flight cap"`
+	Arrival      string         `yaml:"arrival,omitempty" json:"arrival,omitempty" enum:"poisson,constant" doc:"open-loop arrival process (default poisson)"`
+	Seed         int64          `yaml:"seed,omitempty" json:"seed,omitempty" doc:"seed for prompts and arrivals"`
+	ExtraBody    map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty" doc:"merged into every request body last, so it can override min_tokens, ignore_eos, temperature, ..."`
+}
+
+// Settle is the settle discipline of the seeds: prewarm, burn-in, pauses.
+type Settle struct {
+	PrewarmShapes []string `yaml:"prewarm_shapes,omitempty" json:"prewarm_shapes,omitempty" doc:"one completion per shape before a cell's sweep"`
+	BurnIn        bool     `yaml:"burn_in,omitempty" json:"burn_in,omitempty" doc:"one run-and-discard pass of the cell's first concurrency point"`
+	SettleS       float64  `yaml:"settle_s,omitempty" json:"settle_s,omitempty" doc:"pause in seconds after prewarm/burn-in and between recorded points"`
+}
+
+// Gate is a quality rule on a step's result; fail stops dependents, warn is recorded.
+type Gate struct {
+	ID       string `yaml:"id" json:"id" doc:"gate id"`
+	On       string `yaml:"on" json:"on" doc:"step id or step kind whose result the rule reads"`
+	Rule     string `yaml:"rule" json:"rule" doc:"expr rule over the result fields, e.g. num_prompts >= 2 * concurrency"`
+	Severity string `yaml:"severity,omitempty" json:"severity,omitempty" enum:"fail,warn" doc:"fail (default) or warn"`
+	Message  string `yaml:"message,omitempty" json:"message,omitempty" doc:"text shown when the rule is false"`
+}
+
+// PipelineStep is one step of an explicit pipeline; foreach expands it into nodes.
+type PipelineStep struct {
+	ID       string         `yaml:"id" json:"id" doc:"step id; nodes are named id[cell/cN]"`
+	Kind     string         `yaml:"kind" json:"kind" doc:"step kind: prewarm, burn-in, settle, run-shape, scrape-spec, dcgm-correlate, roofline-import, aggregate, render, strict-publish, champion-select, exec"`
+	Foreach  string         `yaml:"foreach,omitempty" json:"foreach,omitempty" enum:"campaign,cell,point" doc:"expansion: one node per campaign, cell or point (default: the kind's scope)"`
+	Needs    []string       `yaml:"needs,omitempty" json:"needs,omitempty" doc:"step ids this step waits for and reads"`
+	Brackets string         `yaml:"brackets,omitempty" json:"brackets,omitempty" doc:"step id this step runs immediately before and after (per point)"`
+	With     map[string]any `yaml:"with,omitempty" json:"with,omitempty" doc:"the kind's parameters, decoded strictly"`
+	When     string         `yaml:"when,omitempty" json:"when,omitempty" doc:"expr condition; false skips the node"`
+	Endpoint string         `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint for campaign-scope steps that hold one"`
+}
+
+// Publish says where strict-publish writes and which gates it enforces.
+type Publish struct {
+	Lake        string   `yaml:"lake,omitempty" json:"lake,omitempty" doc:"sqlite://path.db (default) or postgres://... (DSN from the URL; password via PGPASSWORD)"`
+	Strict      *bool    `yaml:"strict,omitempty" json:"strict,omitempty" doc:"refuse a campaign failing a strict gate (default true)"`
+	Gates       []Gate   `yaml:"gates,omitempty" json:"gates,omitempty" doc:"strict gates; an id equal to a default gate replaces it"`
+	Acknowledge []string `yaml:"acknowledge,omitempty" json:"acknowledge,omitempty" doc:"flags accepted knowingly, e.g. steady_window_undercount"`
+}
+
+// Schedule runs a campaign on a cron expression and diffs it against a baseline.
+type Schedule struct {
+	Cron          string             `yaml:"cron" json:"cron" doc:"5-field cron expression"`
+	Timezone      string             `yaml:"timezone,omitempty" json:"timezone,omitempty" doc:"IANA time zone (default UTC)"`
+	Overlap       string             `yaml:"overlap,omitempty" json:"overlap,omitempty" enum:"skip,queue,replace" doc:"what a due run does while one is running (default skip)"`
+	CatchupWindow Duration           `yaml:"catchup_window,omitempty" json:"catchup_window,omitempty" doc:"runs missed while the scheduler was down within this window are caught up (e.g. 24h)"`
+	CatchupMax    int                `yaml:"catchup_max,omitempty" json:"catchup_max,omitempty" doc:"at most this many missed runs are caught up (default 1)"`
+	Baseline      string             `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"registered baseline name each run is diffed against"`
+	Tolerances    map[string]float64 `yaml:"tolerances,omitempty" json:"tolerances,omitempty" doc:"per-metric tolerance overrides"`
+	OnRed         *ExecSpec          `yaml:"on_red,omitempty" json:"on_red,omitempty" doc:"command run when a run is RED or failed (notify)"`
+}
+
+// ExecSpec is a command to run: the exec step kind's parameters and schedule hooks.
+type ExecSpec struct {
+	Command []string          `yaml:"command" json:"command" doc:"argv: program and arguments (no shell)"`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty" doc:"extra environment variables"`
+	Dir     string            `yaml:"dir,omitempty" json:"dir,omitempty" doc:"working directory (default: the campaign directory)"`
+	Timeout Duration          `yaml:"timeout,omitempty" json:"timeout,omitempty" doc:"kill the command after this long (e.g. 30s)"`
+}
+
+// TPM overrides the SLA used for the SLA point of the TPM summary.
+type TPM struct {
+	TTFTSLAMs   float64 `yaml:"ttft_sla_ms,omitempty" json:"ttft_sla_ms,omitempty" doc:"TTFT threshold in ms (default 2000)"`
+	TPOTSLAMs   float64 `yaml:"tpot_sla_ms,omitempty" json:"tpot_sla_ms,omitempty" doc:"TPOT threshold in ms (default 50)"`
+	GPUsPerNode int     `yaml:"gpus_per_node,omitempty" json:"gpus_per_node,omitempty" doc:"GPUs per node for per-node TPM (default 8)"`
+}
+
+// Cost overlays the default $/GPU-hour table.
+type Cost struct {
+	USDPerGPUHour map[string]float64 `yaml:"usd_per_gpu_hour,omitempty" json:"usd_per_gpu_hour,omitempty" doc:"$/GPU-hour by hardware name"`
+}
+
+// Source identifies the code under test for the report's source page.
+type Source struct {
+	Engine        string `yaml:"engine,omitempty" json:"engine,omitempty" doc:"vllm, sglang, dynamo, ..."`
+	EngineVersion string `yaml:"engine_version,omitempty" json:"engine_version,omitempty" doc:"version tag"`
+	Commit        string `yaml:"commit,omitempty" json:"commit,omitempty" doc:"git commit of the engine"`
+	Delivery      string `yaml:"delivery,omitempty" json:"delivery,omitempty" doc:"release, overlay, infr-patch, ..."`
+	Patch         string `yaml:"patch,omitempty" json:"patch,omitempty" doc:"patch applied on top"`
+	URL           string `yaml:"url,omitempty" json:"url,omitempty" doc:"repository or commit URL"`
+}
+
+// Report holds the report's layout options.
+type Report struct {
+	Title                string `yaml:"title,omitempty" json:"title,omitempty" doc:"cover title (default: the campaign slug)"`
+	LabelConcurrencies   []int  `yaml:"label_concurrencies,omitempty" json:"label_concurrencies,omitempty" doc:"concurrencies labelled inline on scatter panes (default 1, 8, 32)"`
+	HeatmapConcurrencies []int  `yaml:"heatmap_concurrencies,omitempty" json:"heatmap_concurrencies,omitempty" doc:"concurrencies of the heatmap page (default 8, 16, 32)"`
+}

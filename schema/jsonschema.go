@@ -1,0 +1,173 @@
+package schema
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+)
+
+// schemaer lets a type describe itself when reflection cannot (Count, Duration).
+type schemaer interface{ JSONSchema() map[string]any }
+
+// JSONSchema generates the campaign file's JSON Schema from the Go types, so editors and the
+// loader can never disagree (go-task's hand-kept schema drifted; this one cannot).
+func JSONSchema() ([]byte, error) {
+	root := typeSchema(reflect.TypeFor[Campaign]())
+	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	root["$id"] = "https://perfdag.dev/schema/campaign.schema.json"
+	root["title"] = "perfdag campaign"
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Field is one documented key of the campaign file, for generated docs.
+type Field struct {
+	Path string // dotted path, [] for list items
+	Type string
+	Doc  string
+}
+
+// Fields lists every key of the campaign file with its documentation, in declaration order.
+func Fields() []Field {
+	var out []Field
+	walkFields(reflect.TypeFor[Campaign](), "", &out, map[reflect.Type]bool{})
+	return out
+}
+
+func walkFields(t reflect.Type, prefix string, out *[]Field, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for _, f := range structFields(t) {
+		path := f.name
+		if prefix != "" {
+			path = prefix + "." + f.name
+		}
+		*out = append(*out, Field{Path: path, Type: typeName(f.typ), Doc: f.doc})
+		ft := f.typ
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch ft.Kind() {
+		case reflect.Struct:
+			walkFields(ft, path, out, seen)
+		case reflect.Slice:
+			walkFields(ft.Elem(), path+"[]", out, seen)
+		case reflect.Map:
+			walkFields(ft.Elem(), path+".<name>", out, seen)
+		}
+	}
+}
+
+func typeName(t reflect.Type) string {
+	if t.Implements(reflect.TypeFor[schemaer]()) {
+		return strings.ToLower(t.Name())
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeName(t.Elem())
+	case reflect.Slice:
+		return "list of " + typeName(t.Elem())
+	case reflect.Map:
+		return "map of " + typeName(t.Elem())
+	case reflect.Struct:
+		return "mapping"
+	case reflect.Interface:
+		return "any"
+	case reflect.Int, reflect.Int64:
+		return "integer"
+	case reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	}
+	return t.Kind().String()
+}
+
+type structField struct {
+	name     string
+	typ      reflect.Type
+	doc      string
+	enum     []string
+	required bool
+}
+
+// structFields flattens inline fields and reads the yaml, doc and enum tags.
+func structFields(t reflect.Type) []structField {
+	var out []structField
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("yaml")
+		if tag == "-" || !sf.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(opts, "inline") {
+			out = append(out, structFields(sf.Type)...)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(sf.Name)
+		}
+		f := structField{name: name, typ: sf.Type, doc: sf.Tag.Get("doc"), required: !strings.Contains(opts, "omitempty")}
+		if e := sf.Tag.Get("enum"); e != "" {
+			f.enum = strings.Split(e, ",")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func typeSchema(t reflect.Type) map[string]any {
+	if t.Implements(reflect.TypeFor[schemaer]()) {
+		return reflect.Zero(t).Interface().(schemaer).JSONSchema()
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeSchema(t.Elem())
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": typeSchema(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": typeSchema(t.Elem())}
+	case reflect.Interface:
+		return map[string]any{}
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		for _, f := range structFields(t) {
+			s := typeSchema(f.typ)
+			if f.doc != "" {
+				s["description"] = f.doc
+			}
+			if len(f.enum) > 0 {
+				s["enum"] = f.enum
+			}
+			props[f.name] = s
+			if f.required {
+				required = append(required, f.name)
+			}
+		}
+		out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			out["required"] = required
+		}
+		return out
+	}
+	return map[string]any{}
+}

@@ -1,0 +1,157 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Count is requests_per_point: an absolute count, or a multiple of the concurrency ("3x").
+type Count struct {
+	N        int `json:"-"` // absolute count, when set
+	Multiple int `json:"-"` // N× concurrency, when set
+}
+
+// ParseCount reads "12" or "3x".
+func ParseCount(s string) (Count, error) {
+	s = strings.TrimSpace(s)
+	if m, ok := strings.CutSuffix(s, "x"); ok {
+		n, err := strconv.Atoi(m)
+		if err != nil || n <= 0 {
+			return Count{}, fmt.Errorf("requests_per_point %q: want a positive integer or \"Nx\" (N times the concurrency), e.g. 3x", s)
+		}
+		return Count{Multiple: n}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return Count{}, fmt.Errorf("requests_per_point %q: want a positive integer or \"Nx\" (N times the concurrency), e.g. 3x", s)
+	}
+	return Count{N: n}, nil
+}
+
+// IsZero reports an unset count.
+func (c Count) IsZero() bool { return c.N == 0 && c.Multiple == 0 }
+
+// For resolves the count at a concurrency; unset means max(10, 3 × concurrency).
+func (c Count) For(concurrency int) int {
+	switch {
+	case c.N > 0:
+		return c.N
+	case c.Multiple > 0:
+		return c.Multiple * concurrency
+	}
+	return max(10, 3*concurrency)
+}
+
+func (c Count) String() string {
+	switch {
+	case c.N > 0:
+		return strconv.Itoa(c.N)
+	case c.Multiple > 0:
+		return strconv.Itoa(c.Multiple) + "x"
+	}
+	return ""
+}
+
+// UnmarshalYAML accepts an integer or an "Nx" string.
+func (c *Count) UnmarshalYAML(unmarshal func(any) error) error {
+	var v any
+	if err := unmarshal(&v); err != nil {
+		return err
+	}
+	parsed, err := ParseCount(fmt.Sprint(v))
+	if err != nil {
+		return err
+	}
+	*c = parsed
+	return nil
+}
+
+// MarshalYAML writes the form the user wrote.
+func (c Count) MarshalYAML() (any, error) {
+	if c.N > 0 {
+		return c.N, nil
+	}
+	return c.String(), nil
+}
+
+// MarshalJSON writes an integer or "Nx".
+func (c Count) MarshalJSON() ([]byte, error) {
+	if c.N > 0 {
+		return []byte(strconv.Itoa(c.N)), nil
+	}
+	return json.Marshal(c.String())
+}
+
+// UnmarshalJSON reads an integer or "Nx".
+func (c *Count) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v == nil || v == "" {
+		*c = Count{}
+		return nil
+	}
+	parsed, err := ParseCount(fmt.Sprint(v))
+	if err != nil {
+		return err
+	}
+	*c = parsed
+	return nil
+}
+
+// JSONSchema describes Count for editors.
+func (Count) JSONSchema() map[string]any {
+	return map[string]any{"oneOf": []any{
+		map[string]any{"type": "integer", "minimum": 1},
+		map[string]any{"type": "string", "pattern": "^[1-9][0-9]*x$"},
+	}}
+}
+
+// Duration is a time.Duration written as "30s", "24h", "1h30m".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err != nil {
+		return fmt.Errorf("want a duration such as 30s or 24h: %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("duration %q: want a non-negative duration such as 30s, 15m or 24h", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration string.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// MarshalJSON writes the duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// IsZero reports an unset duration.
+func (d Duration) IsZero() bool { return d.Duration == 0 }
+
+// JSONSchema describes Duration for editors.
+func (Duration) JSONSchema() map[string]any {
+	return map[string]any{"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`}
+}

@@ -1,0 +1,60 @@
+// Package endpoint resolves where a node's endpoint really listens (a sim:// endpoint gets a
+// loopback address at run time) and reads its API key from the environment, so that no step
+// ever puts a run-time address or a secret into a fingerprint, a file or a log.
+package endpoint
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Env is the run-wide value the steps' Setup hook hands the engine: resolved addresses by
+// endpoint name.
+type Env struct {
+	Endpoints map[string]Resolved
+}
+
+// Resolved is where an endpoint is reachable during this run.
+type Resolved struct {
+	BaseURL    string // e.g. http://127.0.0.1:41234 (no trailing slash, no /v1)
+	MetricsURL string // server /metrics, empty when not exported
+	DCGMURL    string // DCGM exporter /metrics, empty when not exported
+	Sim        bool   // served by the in-process simulator
+}
+
+// IsSim reports whether an endpoint URL asks for the built-in simulator.
+func IsSim(url string) bool { return strings.HasPrefix(url, "sim://") }
+
+// Static resolves an endpoint that is not a simulator: its URLs as configured.
+func Static(ep schema.Endpoint) Resolved {
+	return Resolved{BaseURL: strings.TrimSuffix(strings.TrimSuffix(ep.URL, "/"), "/v1"), MetricsURL: ep.MetricsURL, DCGMURL: ep.DCGMURL}
+}
+
+// Resolve returns where the task's endpoint listens during this run.
+func Resolve(t *engine.Task) (Resolved, error) {
+	if t.Endpoint == nil {
+		return Resolved{}, fmt.Errorf("node %s has no endpoint", t.Node)
+	}
+	if env, ok := t.Env.(*Env); ok && env != nil {
+		if r, ok := env.Endpoints[t.EndpointKey]; ok {
+			return r, nil
+		}
+	}
+	if IsSim(t.Endpoint.URL) {
+		return Resolved{}, fmt.Errorf("endpoint %s is sim:// but no simulator was started for this run", t.EndpointKey)
+	}
+	return Static(*t.Endpoint), nil
+}
+
+// APIKey reads the endpoint's key from the environment variable it names ("" when none).
+// The value must only ever go into an Authorization header.
+func APIKey(ep *schema.Endpoint) string {
+	if ep == nil || ep.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(ep.APIKeyEnv)
+}
