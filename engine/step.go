@@ -86,6 +86,18 @@ type Result struct {
 	Summary string   // one line for status and progress
 }
 
+// FieldError lets a Kind's Check point at a key of the campaign file, e.g.
+// "cells[1].workload.shape", so the author sees file:line:col instead of a bare message.
+type FieldError struct {
+	Path string // decoder path: cells[1].workload.shape, pipeline[2].with.file
+	Err  error
+	Hint string
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
 // Registry holds the step kinds a run may use, the default pipeline and run-wide setup.
 type Registry struct {
 	kinds map[string]Kind

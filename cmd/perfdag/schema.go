@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+func (a *app) schemaCmd() *cobra.Command {
+	var keys bool
+	cmd := &cobra.Command{
+		Use:   "schema",
+		Short: "Print the campaign file's JSON Schema (generated from the Go types)",
+		Long: `Schema prints the JSON Schema of campaign files, generated from the same Go types the
+loader decodes into, so it cannot drift. Point your editor at it for completion:
+
+  # yaml-language-server: $schema=../schema/campaign.schema.json
+
+With --keys, it prints every key with its type and meaning instead.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if keys {
+				tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
+				for _, f := range schema.Fields() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Path, f.Type, f.Doc)
+				}
+				return tw.Flush()
+			}
+			b, err := schema.JSONSchema()
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(b)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&keys, "keys", false, "list every key with its type and documentation")
+	return cmd
+}
+
+func (a *app) kindsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "kinds",
+		Short: "List the step kinds a pipeline can use",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := registry()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KIND\tSCOPE\tENDPOINT\tVERSION\tDOES")
+			for _, n := range reg.Names() {
+				k, _ := reg.Lookup(n)
+				ep := "-"
+				if k.HoldsEndpoint {
+					ep = "holds"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Scope, ep, k.Version, k.Doc)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,179 @@
+// Package gate compiles and evaluates the campaign's expr rules — quality gates and `when:`
+// conditions — against typed environments, so a misspelt field is an error at validate time
+// and values are passed as variables, never pasted into the rule text (Argo's `when` bug).
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Severities of a gate.
+const (
+	Fail = "fail"
+	Warn = "warn"
+)
+
+// Verdict is one gate evaluated on one node.
+type Verdict struct {
+	Gate     string `json:"gate"`
+	Node     string `json:"node"`
+	Severity string `json:"severity"`
+	Passed   bool   `json:"passed"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message,omitempty"`
+	Error    string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
+}
+
+// Context returns the fields every rule may read besides a result: the campaign, and the cell
+// and concurrency the node runs for (zero values at wider scopes).
+func Context(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any {
+	ids := make([]string, 0, len(c.Cells))
+	for _, cl := range c.Cells {
+		ids = append(ids, cl.ID)
+	}
+	env := map[string]any{
+		"campaign": c.Campaign, "kind": c.Kind, "cells": ids, "step": step,
+		"cell": "", "concurrency": concurrency, "endpoint": "", "model": "", "hardware": "",
+		"quant": "", "tensor_parallel": 0, "engine": "", "shape": "",
+	}
+	if cell != nil {
+		env["cell"] = cell.ID
+		env["endpoint"] = cell.Endpoint
+		env["model"] = cell.Model
+		env["hardware"] = cell.Hardware
+		env["quant"] = cell.Quant
+		env["tensor_parallel"] = cell.TensorParallel
+		env["engine"] = cell.Engine
+		env["shape"] = cell.Workload.Shape
+	}
+	return env
+}
+
+// Fields flattens a result struct (or pointer, or map) into rule variables named by json tags;
+// nullable pointers become their value or nil.
+func Fields(result any) map[string]any {
+	out := map[string]any{}
+	if result == nil {
+		return out
+	}
+	if m, ok := result.(map[string]any); ok {
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	v := reflect.ValueOf(result)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v = reflect.New(v.Type().Elem()).Elem()
+			break
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct {
+		flatten(v, out)
+	}
+	return out
+}
+
+func flatten(v reflect.Value, out map[string]any) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Anonymous && name == "" && fv.Kind() == reflect.Struct {
+			flatten(fv, out)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				out[name] = nil
+			} else {
+				out[name] = fv.Elem().Interface()
+			}
+			continue
+		}
+		out[name] = fv.Interface()
+	}
+}
+
+// Env merges the context and a result's fields; result fields win.
+func Env(ctx map[string]any, result any) map[string]any {
+	env := make(map[string]any, len(ctx)+16)
+	for k, v := range ctx {
+		env[k] = v
+	}
+	for k, v := range Fields(result) {
+		env[k] = v
+	}
+	return env
+}
+
+// Compile type-checks a boolean rule against env. freeForm allows names env lacks (results of
+// kinds without a declared type, such as exec's JSON stdout).
+func Compile(rule string, env map[string]any, freeForm bool) (*vm.Program, error) {
+	opts := []expr.Option{expr.Env(env), expr.AsBool()}
+	if freeForm {
+		opts = append(opts, expr.AllowUndefinedVariables())
+	}
+	return expr.Compile(rule, opts...)
+}
+
+// Eval runs a compiled rule.
+func Eval(p *vm.Program, env map[string]any) (bool, error) {
+	out, err := expr.Run(p, env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("rule returned %T, want a boolean", out)
+	}
+	return b, nil
+}
+
+var unknownName = regexp.MustCompile(`unknown name ([A-Za-z_][A-Za-z0-9_]*)`)
+
+// Explain turns an expr compile error into a message, the 1-based line and column inside the
+// rule text, and a hint naming the nearest valid field for a misspelling.
+func Explain(err error, env map[string]any) (msg string, line, col int, hint string) {
+	msg = err.Error()
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		msg, line, col = fe.Message, fe.Line, fe.Column+1
+	}
+	if m := unknownName.FindStringSubmatch(msg); m != nil {
+		names := make([]string, 0, len(env))
+		for k := range env {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		hint = diag.DidYouMean(m[1], names)
+		if hint == "" {
+			hint = "fields here: " + strings.Join(names, ", ")
+		}
+	}
+	return msg, line, col, hint
+}

@@ -1,0 +1,334 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+	"github.com/robfig/cron/v3"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Slug is the shape of campaign slugs, cell ids and step ids: safe as one path element.
+var Slug = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type validator struct {
+	d   *decoder
+	c   *Campaign
+	reg *engine.Registry
+}
+
+// at reports a problem at a decoder path (the value; the key when keyPos), falling back to the
+// nearest enclosing path that has a node.
+func (v *validator) at(path string, keyPos bool, hint, format string, args ...any) {
+	if v.d.bad[path] {
+		return // already reported where it failed to decode, or misspelt
+	}
+	n := v.node(path, keyPos)
+	v.d.errorf(n, hint, format, args...)
+}
+
+func (v *validator) node(path string, keyPos bool) ast.Node {
+	for p := path; ; {
+		if keyPos {
+			if n, ok := v.d.keys[p]; ok {
+				return n
+			}
+		}
+		if n, ok := v.d.nodes[p]; ok && n != nil {
+			return n
+		}
+		if p == "" {
+			return nil
+		}
+		p = parent(p)
+	}
+}
+
+func parent(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+func (v *validator) run() {
+	s := v.c.Spec
+	if s.Version != 1 {
+		v.at("version", false, "write `version: 1` at the top of the file", "version must be 1, got %d", s.Version)
+	}
+	if !Slug.MatchString(s.Campaign) {
+		v.at("campaign", false, "use lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", "campaign slug %q is not a valid slug", s.Campaign)
+	}
+	if s.Kind == "" {
+		s.Kind = "throughput"
+	}
+	v.enums(reflect.ValueOf(s).Elem(), "")
+	v.endpoints()
+	v.cells()
+	v.schedule()
+	v.pipeline()
+	v.gates()
+}
+
+// enums checks every `enum` struct tag against the decoded values, the same tags the JSON
+// Schema is generated from.
+func (v *validator) enums(val reflect.Value, path string) {
+	switch val.Kind() {
+	case reflect.Pointer:
+		if !val.IsNil() {
+			v.enums(val.Elem(), path)
+		}
+	case reflect.Slice:
+		for i := range val.Len() {
+			v.enums(val.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case reflect.Map:
+		if val.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for _, k := range val.MapKeys() {
+			v.enums(val.MapIndex(k), join(path, k.String()))
+		}
+	case reflect.Struct:
+		t := val.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if strings.Contains(opts, "inline") {
+				v.enums(val.Field(i), path)
+				continue
+			}
+			child := join(path, name)
+			if e := f.Tag.Get("enum"); e != "" && f.Type.Kind() == reflect.String {
+				got := val.Field(i).String()
+				allowed := strings.Split(e, ",")
+				if got != "" && !slices.Contains(allowed, got) {
+					hint := diag.DidYouMean(got, allowed)
+					if hint == "" {
+						hint = "one of: " + strings.Join(allowed, ", ")
+					}
+					v.at(child, false, hint, "%s: %q is not one of %s", child, got, strings.Join(allowed, ", "))
+				}
+				continue
+			}
+			v.enums(val.Field(i), child)
+		}
+	}
+}
+
+func (v *validator) endpoints() {
+	names := make([]string, 0, len(v.c.Spec.Endpoints))
+	for n := range v.c.Spec.Endpoints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ep := v.c.Spec.Endpoints[name]
+		p := "endpoints." + name
+		if !Slug.MatchString(name) {
+			v.at(p, true, "use lower-case letters, digits, '.', '_' and '-'", "endpoint name %q is not a valid name", name)
+		}
+		u, err := url.Parse(ep.URL)
+		switch {
+		case ep.URL == "":
+			v.at(p, true, "url: http://host:8000, or sim:// for the built-in simulator", "endpoint %s has no url", name)
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "sim"):
+			v.at(p+".url", false, "write http://host:port, https://host, or sim://", "endpoint %s: url %q is not an http(s):// or sim:// URL", name, ep.URL)
+		}
+		if ep.Model == "" {
+			v.at(p, true, "model: the served model name, as /v1/models lists it", "endpoint %s has no model", name)
+		}
+		if ep.APIKeyEnv != "" && !envName.MatchString(ep.APIKeyEnv) {
+			v.at(p+".api_key_env", false, "name the environment variable that holds the key, e.g. INFERENCE_API_KEY; never the key itself", "api_key_env %q is not an environment variable name", ep.APIKeyEnv)
+		}
+		if ep.TimeoutS < 0 {
+			v.at(p+".request_timeout_s", false, "", "request_timeout_s must not be negative")
+		}
+	}
+}
+
+func (v *validator) cells() {
+	s := v.c.Spec
+	seen := map[string]int{}
+	for i := range s.Cells {
+		cell := &s.Cells[i]
+		p := fmt.Sprintf("cells[%d]", i)
+		switch {
+		case cell.ID == "":
+			v.at(p, false, "give every cell an id such as aa-1k", "cell %d has no id", i+1)
+		case !Slug.MatchString(cell.ID):
+			v.at(p+".id", false, "use lower-case letters, digits, '.', '_' and '-'; an id is never a path", "cell id %q is not a valid id", cell.ID)
+		}
+		if j, dup := seen[cell.ID]; dup && cell.ID != "" {
+			v.at(p+".id", false, fmt.Sprintf("cells[%d] already uses it", j), "cell id %q is used twice", cell.ID)
+		}
+		seen[cell.ID] = i
+		v.cellEndpoint(cell, p)
+		if len(cell.Concurrencies) == 0 && !v.d.bad[p+".concurrencies"] {
+			v.at(p, false, "concurrencies: [1, 8, 32]", "cell %s has no concurrencies", cell.ID)
+		}
+		dupc := map[int]bool{}
+		for j, c := range cell.Concurrencies {
+			cp := fmt.Sprintf("%s.concurrencies[%d]", p, j)
+			if c <= 0 && !v.d.bad[cp] {
+				v.at(cp, false, "", "concurrency must be positive, got %d", c)
+			}
+			if dupc[c] {
+				v.at(cp, false, "each concurrency is one point; list it once", "concurrency %d appears twice", c)
+			}
+			dupc[c] = true
+		}
+		if cell.WarmupRequests < 0 {
+			v.at(p+".warmup_requests", false, "", "warmup_requests must not be negative")
+		}
+		merge(cell, s)
+	}
+}
+
+func (v *validator) cellEndpoint(cell *schema.Cell, p string) {
+	eps := v.c.Spec.Endpoints
+	if cell.Endpoint == "" {
+		if len(eps) == 1 {
+			for n := range eps {
+				cell.Endpoint = n
+			}
+			return
+		}
+		if len(eps) > 1 {
+			v.at(p, false, "add endpoint: <name> to the cell", "cell %s must name its endpoint: the campaign has %d", cell.ID, len(eps))
+		} else {
+			v.at(p, false, "add an endpoints: block (sim:// runs the built-in simulator)", "cell %s has no endpoint: the campaign defines none", cell.ID)
+		}
+		return
+	}
+	if _, ok := eps[cell.Endpoint]; !ok {
+		v.at(p+".endpoint", false, diag.DidYouMean(cell.Endpoint, mapKeys(eps)), "cell %s names endpoint %q, which is not defined", cell.ID, cell.Endpoint)
+	}
+}
+
+// merge fills a cell's unset identity fields from the campaign defaults and its endpoint.
+func merge(cell *schema.Cell, s *schema.Campaign) {
+	id, def := &cell.Identity, s.Defaults
+	str := func(dst *string, src string) {
+		if *dst == "" {
+			*dst = src
+		}
+	}
+	num := func(dst *int, src int) {
+		if *dst == 0 {
+			*dst = src
+		}
+	}
+	str(&id.Model, def.Model)
+	str(&id.Hardware, def.Hardware)
+	str(&id.Quant, def.Quant)
+	num(&id.TensorParallel, def.TensorParallel)
+	str(&id.ParallelStrategy, def.ParallelStrategy)
+	if id.MTP == nil && def.MTP != nil {
+		m := *def.MTP
+		id.MTP = &m
+	}
+	num(&id.MaxNumBatchedTokens, def.MaxNumBatchedTokens)
+	str(&id.Engine, def.Engine)
+	str(&id.EngineVersion, def.EngineVersion)
+	str(&id.Delivery, def.Delivery)
+	str(&id.CacheMode, def.CacheMode)
+	num(&id.GPUs, def.GPUs)
+	str(&id.Arm, def.Arm)
+	if ep, ok := s.Endpoints[cell.Endpoint]; ok {
+		str(&id.Model, ep.Model)
+	}
+	if id.GPUs == 0 {
+		id.GPUs = max(id.TensorParallel, 1)
+	}
+}
+
+func (v *validator) schedule() {
+	sc := v.c.Spec.Schedule
+	if sc == nil {
+		return
+	}
+	if _, err := cron.ParseStandard(sc.Cron); err != nil {
+		v.at("schedule.cron", false, "five fields: minute hour day-of-month month day-of-week, e.g. \"0 3 * * 1\"", "schedule.cron %q: %v", sc.Cron, err)
+	}
+	if sc.Timezone != "" {
+		if _, err := time.LoadLocation(sc.Timezone); err != nil {
+			v.at("schedule.timezone", false, "an IANA zone such as Europe/Berlin or UTC", "schedule.timezone %q is not a known time zone", sc.Timezone)
+		}
+	}
+	if sc.CatchupMax < 0 {
+		v.at("schedule.catchup_max", false, "", "catchup_max must not be negative")
+	}
+	if sc.OnRed != nil && len(sc.OnRed.Command) == 0 {
+		v.at("schedule.on_red", false, "command: [program, arg, ...]", "schedule.on_red has no command")
+	}
+}
+
+func mapKeys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ruleAt reports an expr error inside a rule string at its position in the YAML file.
+func (v *validator) ruleAt(path string, err error, env map[string]any) {
+	msg, line, col, hint := gate.Explain(err, env)
+	n := v.node(path, false)
+	l, c := pos(n)
+	if tk := tokenOf(n); tk != nil && line > 0 {
+		switch tk.Type {
+		case token.DoubleQuoteType, token.SingleQuoteType:
+			if line == 1 {
+				c += col // col is 1-based, +1 quote −1 base
+			}
+		case token.LiteralType, token.FoldedType:
+			l, c = l+line, c+col-1
+		default:
+			if line == 1 {
+				c += col - 1
+			} else {
+				l += line - 1
+			}
+		}
+	}
+	v.d.diags.Add(v.d.file, l, c, hint, "%s: %s", path, msg)
+}
+
+func tokenOf(n ast.Node) *token.Token {
+	if n == nil {
+		return nil
+	}
+	return n.GetToken()
+}
+
+// fieldError places a Kind.Check error: at its path when it is a FieldError, else at fallback.
+func (v *validator) fieldError(err error, fallback string) {
+	var fe *engine.FieldError
+	if errors.As(err, &fe) {
+		v.at(fe.Path, false, fe.Hint, "%s", err.Error())
+		return
+	}
+	v.at(fallback, false, "", "%s", err.Error())
+}

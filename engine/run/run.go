@@ -1,0 +1,229 @@
+// Package run walks a compiled plan: a bounded worker pool over ready nodes, nodes that hold
+// an endpoint strictly one at a time per endpoint, checkpoints reused when their fingerprint
+// matches, gates evaluated on every result, and cancellation that records what was cut short.
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/plan"
+)
+
+// Options tune a run.
+type Options struct {
+	Parallel int      // worker slots for node work (default 4)
+	Only     []string // globs: run only these nodes and what they need
+	Force    []string // globs: re-run these nodes even when reusable
+	RunID    string   // default: a UTC timestamp
+	Registry *engine.Registry
+	Observe  func(events.Event) // live progress (the CLI's terminal line); may be nil
+	Log      io.Writer          // nodes' logs; default io.Discard
+}
+
+// Runner runs one plan in one campaign directory.
+type Runner struct {
+	plan  *plan.Plan
+	dir   string
+	opts  Options
+	store *checkpoint.Store
+}
+
+// New prepares a runner; dir is the campaign directory.
+func New(p *plan.Plan, dir string, opts Options) *Runner {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	if opts.RunID == "" {
+		opts.RunID = time.Now().UTC().Format("20060102T150405Z")
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &Runner{plan: p, dir: dir, opts: opts}
+}
+
+// DryRun returns what a run would do for every node, in plan order, writing nothing.
+func (r *Runner) DryRun() ([]*Decision, error) {
+	records, err := checkpoint.ReadOnly(r.dir).LoadAll()
+	if err != nil {
+		return nil, err
+	}
+	dec, err := r.decide(records)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Decision, 0, len(r.plan.Nodes))
+	for _, n := range r.plan.Nodes {
+		out = append(out, dec[n.ID])
+	}
+	return out, nil
+}
+
+// Node outcomes in a Summary.
+const (
+	OutRan         = "ran"
+	OutReused      = "reused"
+	OutFailed      = "failed"
+	OutGateFailed  = "gate_failed" // ran or reused, but a fail-severity gate refused its result
+	OutBlocked     = "blocked"     // a data dependency failed or was refused
+	OutSkipped     = "skipped"     // `when:` false
+	OutIgnored     = "ignored"     // outside --only
+	OutInterrupted = "interrupted"
+	OutPending     = "pending" // never started: the run was interrupted first
+)
+
+// NodeResult is one node's outcome.
+type NodeResult struct {
+	Node     string         `json:"node"`
+	Kind     string         `json:"kind"`
+	Outcome  string         `json:"outcome"`
+	Reason   string         `json:"reason,omitempty"`
+	Seconds  float64        `json:"seconds,omitempty"`
+	Summary  string         `json:"summary,omitempty"`
+	Verdicts []gate.Verdict `json:"gates,omitempty"`
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Run         string         `json:"run"`
+	Dir         string         `json:"dir"`
+	Counts      map[string]int `json:"counts"`
+	Nodes       []NodeResult   `json:"nodes"`
+	Interrupted bool           `json:"interrupted"`
+	Seconds     float64        `json:"seconds"`
+}
+
+// Failed reports whether a step failed or was blocked by a failure.
+func (s *Summary) Failed() bool { return s.Counts[OutFailed] > 0 }
+
+// Refused reports whether a fail-severity gate refused a result.
+func (s *Summary) Refused() bool { return s.Counts[OutGateFailed] > 0 }
+
+type walk struct {
+	r        *Runner
+	ctx      context.Context
+	log      *events.Log
+	records  map[string]*checkpoint.Record
+	dec      map[string]*Decision
+	mu       sync.Mutex
+	outcome  map[string]*NodeResult
+	values   map[string]any // results of finished nodes, for their dependents
+	slots    chan struct{}
+	locks    map[string]*sync.Mutex
+	done     chan *plan.Node
+	children map[string][]*plan.Node
+	env      any    // the registry's run-wide resources (started simulators)
+	cleanup  func() // releases them when the walk ends
+}
+
+// Run walks the plan. It returns a summary even when steps fail; the error is for the run
+// itself (an unreadable checkpoint, an unwritable directory).
+func (r *Runner) Run(ctx context.Context) (*Summary, error) {
+	start := time.Now()
+	store, err := checkpoint.Open(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	r.store = store
+	records, err := store.LoadAll()
+	if err != nil {
+		return nil, err
+	}
+	dec, err := r.decide(records)
+	if err != nil {
+		return nil, err
+	}
+	log, err := events.Open(r.dir + "/events.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	w := &walk{r: r, ctx: ctx, log: log, records: records, dec: dec,
+		outcome: map[string]*NodeResult{}, values: map[string]any{},
+		slots: make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
+		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{}}
+	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: fmt.Sprintf("%d nodes", len(r.plan.Nodes))})
+	if err := w.setup(); err != nil {
+		return nil, err
+	}
+	w.loop()
+	w.teardown()
+	sum := w.summary(time.Since(start))
+	w.emit(events.Event{Type: events.RunEnd, Seconds: sum.Seconds, Message: fmt.Sprint(sum.Counts),
+		Status: map[bool]string{true: "interrupted", false: "finished"}[sum.Interrupted]})
+	return sum, nil
+}
+
+func (w *walk) emit(e events.Event) {
+	e.Run = w.r.opts.RunID
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	_ = w.log.Emit(e)
+	if w.r.opts.Observe != nil {
+		w.r.opts.Observe(e)
+	}
+}
+
+// loop dispatches ready nodes until every node has an outcome.
+func (w *walk) loop() {
+	remaining := map[string]int{}
+	for _, n := range w.r.plan.Nodes {
+		remaining[n.ID] = len(n.Deps)
+		for _, d := range n.Deps {
+			w.children[d.Node.ID] = append(w.children[d.Node.ID], n)
+		}
+	}
+	inflight := 0
+	for _, n := range w.r.plan.Nodes {
+		if remaining[n.ID] == 0 {
+			inflight++
+			w.dispatch(n)
+		}
+	}
+	for inflight > 0 {
+		n := <-w.done
+		inflight--
+		for _, c := range w.children[n.ID] {
+			if remaining[c.ID]--; remaining[c.ID] == 0 {
+				inflight++
+				w.dispatch(c)
+			}
+		}
+	}
+}
+
+func (w *walk) finish(n *plan.Node, res *NodeResult) {
+	w.mu.Lock()
+	w.outcome[n.ID] = res
+	w.mu.Unlock()
+	w.done <- n
+}
+
+func (w *walk) result(id string) *NodeResult {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.outcome[id]
+}
+
+func (w *walk) summary(d time.Duration) *Summary {
+	s := &Summary{Run: w.r.opts.RunID, Dir: w.r.dir, Counts: map[string]int{}, Seconds: d.Seconds()}
+	for _, n := range w.r.plan.Nodes {
+		res := w.outcome[n.ID]
+		if res == nil {
+			res = &NodeResult{Node: n.ID, Kind: n.Step.Kind.Name, Outcome: OutPending}
+		}
+		s.Counts[res.Outcome]++
+		s.Nodes = append(s.Nodes, *res)
+	}
+	s.Interrupted = w.ctx.Err() != nil
+	return s
+}

@@ -1,0 +1,103 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/fingerprint"
+	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// task builds what a node's Run receives (without upstream results, which the walk adds).
+func (r *Runner) task(n *plan.Node) *engine.Task {
+	spec := r.plan.Campaign.Spec
+	t := &engine.Task{
+		Node: n.ID, Step: n.Step.ID, Phase: n.Phase, Campaign: spec, Cell: n.Cell,
+		Concurrency: n.Conc, Params: n.Step.Params, Dir: r.dir, BaseDir: r.plan.Campaign.BaseDir,
+	}
+	key := n.Endpoint
+	if key == "" && n.Cell != nil {
+		key = n.Cell.Endpoint
+	}
+	if ep, ok := spec.Endpoints[key]; ok {
+		t.Endpoint, t.EndpointKey = &ep, key
+	}
+	return t
+}
+
+// campaignInputs is what a campaign-scope node reads by default: the campaign's identity and
+// endpoints. Kinds that read more of the file (cells, tpm, cost, report, ...) say so in their
+// Inputs, so an edit to one cell does not re-run a deploy step that never read it.
+type campaignInputs struct {
+	Campaign  string                     `json:"campaign"`
+	Kind      string                     `json:"kind"`
+	Endpoints map[string]schema.Endpoint `json:"endpoints"`
+}
+
+// scopedInputs is what a cell- or point-scope node reads by default: its cell without the
+// concurrency list (adding a point must not re-run the others), its endpoint, and the settle
+// discipline.
+type scopedInputs struct {
+	Cell        schema.Cell      `json:"cell"`
+	Endpoint    *schema.Endpoint `json:"endpoint"`
+	Concurrency int              `json:"concurrency,omitempty"`
+	Settle      *schema.Settle   `json:"settle"`
+}
+
+func defaultInputs(t *engine.Task) any {
+	c := t.Campaign
+	if t.Cell == nil {
+		return campaignInputs{Campaign: c.Campaign, Kind: c.Kind, Endpoints: c.Endpoints}
+	}
+	cell := *t.Cell
+	cell.Concurrencies = nil
+	return scopedInputs{Cell: cell, Endpoint: t.Endpoint, Concurrency: t.Concurrency, Settle: c.Settle}
+}
+
+// doc builds a node's fingerprint document from its data dependencies' digests.
+func (r *Runner) doc(n *plan.Node, upstream map[string]string) (fingerprint.Doc, error) {
+	k := n.Step.Kind
+	t := r.task(n)
+	var inputs any
+	if k.Inputs != nil {
+		inputs = k.Inputs(t)
+	} else {
+		inputs = defaultInputs(t)
+	}
+	params, err := fingerprint.Canonical(n.Step.Params)
+	if err != nil {
+		return fingerprint.Doc{}, fmt.Errorf("fingerprint %s: %w", n.ID, err)
+	}
+	in, err := fingerprint.Canonical(inputs)
+	if err != nil {
+		return fingerprint.Doc{}, fmt.Errorf("fingerprint %s: %w", n.ID, err)
+	}
+	return fingerprint.Doc{Kind: k.Name, Version: k.Version, Node: n.ID, Params: params, Inputs: in, Upstream: upstream}, nil
+}
+
+// decodeResult turns a stored result back into the kind's result type, so downstream steps
+// and gates see the same types after a resume as in a fresh run.
+func decodeResult(k engine.Kind, raw json.RawMessage) (any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if k.Result == nil {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			var v any
+			if err2 := json.Unmarshal(raw, &v); err2 != nil {
+				return nil, err
+			}
+			return map[string]any{"value": v}, nil
+		}
+		return m, nil
+	}
+	v := reflect.New(reflect.TypeOf(k.Result))
+	if err := json.Unmarshal(raw, v.Interface()); err != nil {
+		return nil, err
+	}
+	return v.Interface(), nil
+}

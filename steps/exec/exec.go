@@ -1,0 +1,172 @@
+// Package exec is the general step kind: run a program with arguments, environment, working
+// directory and timeout. Users need it for deploy, restart and notify steps; when its stdout is
+// a JSON object, that object is the node's result, so gates can read it.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Kind is the exec step kind.
+var Kind = engine.Kind{
+	Name:     "exec",
+	Scope:    engine.ScopeCampaign,
+	AnyScope: true,
+	Version:  "1",
+	Doc:      "run a command; a JSON object on stdout becomes the result gates read",
+	Params:   func() any { return &schema.ExecSpec{} },
+	Check:    check,
+	Run:      run,
+}
+
+func check(_ *schema.Campaign, step *schema.PipelineStep, params any) []error {
+	p, _ := params.(*schema.ExecSpec)
+	if p == nil || len(p.Command) == 0 {
+		return []error{fmt.Errorf("step %s: with.command is required, e.g. command: [./deploy.sh, --model, m]", step.ID)}
+	}
+	return nil
+}
+
+// Result is what an exec node records when its stdout is not a JSON object.
+type Result struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout,omitempty"`
+}
+
+const maxStdout = 1 << 20
+
+func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
+	p := t.Params.(*schema.ExecSpec)
+	if p.Timeout.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Timeout.Duration)
+		defer cancel()
+	}
+	logRel := filepath.Join("logs", fileSafe(t.Node)+".log")
+	if err := os.MkdirAll(filepath.Join(t.Dir, "logs"), 0o755); err != nil {
+		return engine.Result{}, fmt.Errorf("create logs dir: %w", err)
+	}
+	logf, err := os.Create(filepath.Join(t.Dir, logRel))
+	if err != nil {
+		return engine.Result{}, fmt.Errorf("create log: %w", err)
+	}
+	defer logf.Close()
+
+	cmd := osexec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
+	cmd.Dir = t.Dir
+	if p.Dir != "" {
+		cmd.Dir = p.Dir
+		if !filepath.IsAbs(p.Dir) {
+			cmd.Dir = filepath.Join(t.BaseDir, p.Dir)
+		}
+	}
+	cmd.Env = environ(t, p.Env)
+	var stdout bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&limited{w: &stdout, n: maxStdout}, logf)
+	cmd.Stderr = logf
+	// SIGTERM first so the child can clean up; SIGKILL after a grace period.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return engine.Result{}, fmt.Errorf("%s timed out after %s (log: %s)", p.Command[0], p.Timeout.Duration, logRel)
+	}
+	if err != nil {
+		var ee *osexec.ExitError
+		if errors.As(err, &ee) {
+			return engine.Result{}, fmt.Errorf("%s exited with status %d (log: %s): %s", p.Command[0], ee.ExitCode(), logRel, tail(stdout.String()))
+		}
+		return engine.Result{}, fmt.Errorf("run %s: %w", p.Command[0], err)
+	}
+	if err := logf.Sync(); err != nil {
+		return engine.Result{}, err
+	}
+	out := engine.Result{Outputs: []string{logRel}, Summary: "exit 0: " + firstLine(stdout.String())}
+	var obj map[string]any
+	if json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &obj) == nil && obj != nil {
+		out.Value = obj
+	} else {
+		out.Value = map[string]any{"exit_code": 0, "stdout": tail(stdout.String())}
+	}
+	return out, nil
+}
+
+// environ passes the process environment, the campaign coordinates, and the step's env.
+func environ(t *engine.Task, extra map[string]string) []string {
+	env := os.Environ()
+	add := func(k, v string) { env = append(env, k+"="+v) }
+	add("PERFDAG_CAMPAIGN", t.Campaign.Campaign)
+	add("PERFDAG_DIR", t.Dir)
+	add("PERFDAG_NODE", t.Node)
+	if t.Cell != nil {
+		add("PERFDAG_CELL", t.Cell.ID)
+	}
+	if t.Concurrency > 0 {
+		add("PERFDAG_CONCURRENCY", fmt.Sprint(t.Concurrency))
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(k, extra[k])
+	}
+	return env
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 400 {
+		return "…" + s[len(s)-400:]
+	}
+	return s
+}
+
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
+
