@@ -17,7 +17,7 @@ type runResult struct {
 }
 
 type execParams struct {
-	Command []string `yaml:"command"`
+	Command []string        `yaml:"command"`
 	Timeout schema.Duration `yaml:"timeout,omitempty"`
 }
 
