@@ -56,6 +56,11 @@ func (w *walk) dispatch(n *plan.Node) {
 		w.finish(n, res)
 		return
 	}
+	if w.ctx.Err() != nil {
+		res.Outcome = OutPending // interrupted before it could start
+		w.finish(n, res)
+		return
+	}
 	for _, dep := range n.Deps {
 		up := w.result(dep.Node.ID)
 		if dep.Data && up != nil && blocking(up.Outcome) {
@@ -64,11 +69,6 @@ func (w *walk) dispatch(n *plan.Node) {
 			w.finish(n, res)
 			return
 		}
-	}
-	if w.ctx.Err() != nil {
-		res.Outcome = OutPending
-		w.finish(n, res)
-		return
 	}
 	if d.Action == ActReuse {
 		w.reuse(n, res, strings.Join(d.Reasons, "; "))

@@ -1,0 +1,132 @@
+// Package enginetest provides fake step kinds and campaign builders for the engine's own
+// tests, so engine packages are tested without any inference-domain step.
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/load"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// RunResult is the typed result of the fake run-shape kind.
+type RunResult struct {
+	NumPrompts   int     `json:"num_prompts"`
+	Concurrency  int     `json:"concurrency"`
+	TTFOCoverage float64 `json:"ttfo_coverage"`
+	Reasoning    bool    `json:"reasoning"`
+}
+
+// Params of the fake kinds.
+type Params struct {
+	Fail  bool   `yaml:"fail,omitempty" json:"fail,omitempty"`
+	Label string `yaml:"label,omitempty" json:"label,omitempty"`
+}
+
+// Recorder counts Run calls per node, so tests can prove what ran.
+type Recorder struct {
+	mu    sync.Mutex
+	Calls map[string]int
+	Order []string
+	Hook  func(ctx context.Context, t *engine.Task) error // optional, called inside Run
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{Calls: map[string]int{}} }
+
+func (r *Recorder) note(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Calls[id]++
+	r.Order = append(r.Order, id)
+}
+
+// Count returns how often a node ran.
+func (r *Recorder) Count(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Calls[id]
+}
+
+func (r *Recorder) run(ctx context.Context, t *engine.Task) (engine.Result, error) {
+	r.note(t.Node)
+	if r.Hook != nil {
+		if err := r.Hook(ctx, t); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	if p, ok := t.Params.(*Params); ok && p.Fail {
+		return engine.Result{}, fmt.Errorf("%s failed as asked", t.Node)
+	}
+	res := &RunResult{Concurrency: t.Concurrency, NumPrompts: 3 * t.Concurrency, TTFOCoverage: 1}
+	return engine.Result{Value: res, Summary: "ok " + t.Node}, nil
+}
+
+// Registry returns fake kinds named like the real ones, recording into rec.
+func Registry(t testing.TB, rec *Recorder) *engine.Registry {
+	t.Helper()
+	params := func() any { return &Params{} }
+	k := func(name string, scope engine.Scope, holds bool, result any) engine.Kind {
+		return engine.Kind{Name: name, Scope: scope, Version: "1", HoldsEndpoint: holds, Params: params, Result: result, Run: rec.run}
+	}
+	r, err := engine.NewRegistry(
+		k("prewarm", engine.ScopeCell, true, nil),
+		k("burn-in", engine.ScopeCell, true, nil),
+		k("settle", engine.ScopePoint, true, nil),
+		k("scrape-spec", engine.ScopePoint, true, nil),
+		k("run-shape", engine.ScopePoint, true, RunResult{}),
+		k("dcgm-correlate", engine.ScopeCell, false, nil),
+		k("aggregate", engine.ScopeCampaign, false, nil),
+		k("render", engine.ScopeCampaign, false, nil),
+		engine.Kind{Name: "step", Scope: engine.ScopeCampaign, AnyScope: true, Version: "1", Params: params, Run: rec.run},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Default = func(c *schema.Campaign) []schema.PipelineStep {
+		return []schema.PipelineStep{
+			{ID: "prewarm", Kind: "prewarm"},
+			{ID: "burn-in", Kind: "burn-in", Needs: []string{"prewarm"}},
+			{ID: "settle", Kind: "settle", Needs: []string{"burn-in"}},
+			{ID: "scrape-spec", Kind: "scrape-spec", Brackets: "run-shape"},
+			{ID: "run-shape", Kind: "run-shape", Needs: []string{"settle"}},
+			{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: []string{"run-shape"}},
+			{ID: "aggregate", Kind: "aggregate", Needs: []string{"run-shape", "dcgm-correlate", "scrape-spec"}},
+			{ID: "render", Kind: "render", Needs: []string{"aggregate"}},
+		}
+	}
+	return r
+}
+
+// Campaign builds a campaign YAML with cells × concurrencies on one sim:// endpoint.
+func Campaign(cells, concs int, extra string) string {
+	var b strings.Builder
+	b.WriteString("version: 1\ncampaign: synthetic\nendpoints:\n  main: {url: \"sim://\", model: m}\ncells:\n")
+	for i := range cells {
+		fmt.Fprintf(&b, "  - id: cell-%03d\n    workload: {shape: aa-1k}\n    concurrencies: [", i)
+		for j := range concs {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d", 1<<j)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString(extra)
+	return b.String()
+}
+
+// Load loads campaign source with a registry, failing the test on problems.
+func Load(t testing.TB, src string, reg *engine.Registry) *load.Campaign {
+	t.Helper()
+	c, err := load.Bytes("campaign.yaml", t.TempDir(), []byte(src), reg, load.Options{Lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return c
+}
