@@ -1,16 +1,22 @@
-// Package checkpoint stores one record per node under state/, written atomically (temp file,
-// fsync, rename, directory fsync), so a crash at any moment leaves either the old record or the
-// new one, never half of one — and a resume can trust what it reads back.
+// Package checkpoint stores one record per node in an append-only journal, state/journal.jsonl:
+// each record is one line appended with a single write and fsynced before the step's outcome
+// counts. A crash can tear only the last line, which readers ignore and the next writer trims,
+// so a resume never trusts half of a record. The newest line of a node wins; the journal is
+// compacted (temp file, fsync, rename) when old lines pile up. One file instead of one file
+// per node keeps a no-op resume of 10,000 nodes to one read.
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/perfdag/perfdag/engine/fingerprint"
@@ -25,14 +31,17 @@ const (
 	Interrupted = "interrupted" // cancelled by a signal
 )
 
+// JournalFile is the journal's name under the campaign's state/ directory.
+const JournalFile = "journal.jsonl"
+
 // Record is a node's checkpoint.
 type Record struct {
 	Node        string            `json:"node"`
 	Step        string            `json:"step"`
 	Kind        string            `json:"kind"`
 	Status      string            `json:"status"`
-	Fingerprint string            `json:"fingerprint"`
-	Doc         fingerprint.Doc   `json:"fingerprint_doc"`
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	Doc         json.RawMessage   `json:"fingerprint_doc,omitempty"` // fingerprint.Doc, decoded only to explain a re-run
 	Result      json.RawMessage   `json:"result,omitempty"`
 	Outputs     map[string]string `json:"outputs,omitempty"` // path relative to the campaign dir → sha256
 	Digest      string            `json:"digest,omitempty"`  // what downstream fingerprints read
@@ -45,98 +54,198 @@ type Record struct {
 	RunID       string            `json:"run_id"`
 }
 
-// Store is the state/ directory of one campaign.
-type Store struct {
-	dir string
+// FingerprintDoc decodes what the fingerprint hashed, to explain why a node re-runs.
+func (r *Record) FingerprintDoc() fingerprint.Doc {
+	var d fingerprint.Doc
+	_ = json.Unmarshal(r.Doc, &d)
+	return d
 }
 
-// Open returns the store under campaignDir/state, creating it.
+// SetDoc stores what the fingerprint hashed.
+func (r *Record) SetDoc(d fingerprint.Doc) {
+	r.Doc, _ = json.Marshal(d)
+	r.Fingerprint = d.Sum()
+}
+
+// Store is the checkpoint journal of one campaign.
+type Store struct {
+	path    string
+	mu      sync.Mutex
+	f       *os.File // open for appending; nil for a read-only store
+	records map[string]*Record
+	lines   int
+}
+
+// Open opens the journal under campaignDir/state for writing: it trims a torn last line left
+// by a crash, loads every record, and compacts when most lines are superseded.
 func Open(campaignDir string) (*Store, error) {
 	dir := filepath.Join(campaignDir, "state")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create checkpoint dir %s: %w", dir, err)
 	}
-	return &Store{dir: dir}, nil
-}
-
-// ReadOnly returns the store under campaignDir/state without creating anything (status, dry runs).
-func ReadOnly(campaignDir string) *Store {
-	return &Store{dir: filepath.Join(campaignDir, "state")}
-}
-
-// fileName escapes a node id into one safe path element: anything outside [A-Za-z0-9._-]
-// becomes %XX, so no id can name another directory.
-func fileName(node string) string {
-	var b strings.Builder
-	for i := 0; i < len(node); i++ {
-		c := node[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || (c == '.' && i > 0) {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String() + ".json"
-}
-
-// Load reads a node's record; (nil, nil) when there is none.
-func (s *Store) Load(node string) (*Record, error) {
-	path := filepath.Join(s.dir, fileName(node))
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	s := &Store{path: filepath.Join(dir, JournalFile)}
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("open checkpoint journal %s: %w", s.path, err)
 	}
-	return decode(path, b)
-}
-
-func decode(path string, b []byte) (*Record, error) {
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("checkpoint %s is corrupt: %w", path, err)
-	}
-	return &r, nil
-}
-
-// LoadAll reads every record, by node id. A corrupt record is an error: it can only come from
-// outside tampering, since writes are atomic.
-func (s *Store) LoadAll() (map[string]*Record, error) {
-	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]*Record{}, nil
-	}
+	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, fmt.Errorf("list checkpoints %s: %w", s.dir, err)
+		f.Close()
+		return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
 	}
-	out := make(map[string]*Record, len(entries))
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
-			continue // temp files of an interrupted write are invisible
+	if keep := bytes.LastIndexByte(data, '\n') + 1; keep < len(data) {
+		// a torn record from a crash mid-append: it never counted, so drop it
+		if err := f.Truncate(int64(keep)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("trim torn checkpoint %s: %w", s.path, err)
 		}
-		path := filepath.Join(s.dir, name)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
-		}
-		r, err := decode(path, b)
-		if err != nil {
+		data = data[:keep]
+	}
+	s.records, s.lines, err = parse(s.path, data)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.f = f
+	if s.lines > 2*len(s.records)+64 {
+		if err := s.compact(); err != nil {
+			s.Close()
 			return nil, err
 		}
+	}
+	return s, nil
+}
+
+// ReadOnly reads the journal under campaignDir/state without creating or changing anything
+// (status, dry runs); a missing journal is an empty store.
+func ReadOnly(campaignDir string) *Store {
+	return &Store{path: filepath.Join(campaignDir, "state", JournalFile)}
+}
+
+// parse reads journal lines; the newest record of a node wins. Only the final line may be
+// torn (a crash mid-append); a bad line anywhere else means the file was altered.
+func parse(path string, data []byte) (map[string]*Record, int, error) {
+	out := map[string]*Record{}
+	lines := 0
+	for len(data) > 0 {
+		line := data
+		rest := []byte(nil)
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, rest = data[:i], data[i+1:]
+		} else if len(line) > 0 {
+			break // torn final line: never completed, never counted
+		}
+		data = rest
+		lines++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		r := &Record{}
+		if err := json.Unmarshal(line, r); err != nil {
+			return nil, 0, fmt.Errorf("checkpoint journal %s is corrupt at line %d: %w", path, lines, err)
+		}
 		out[r.Node] = r
+	}
+	return out, lines, nil
+}
+
+// LoadAll returns every node's newest record.
+func (s *Store) LoadAll() (map[string]*Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.records == nil {
+		data, err := os.ReadFile(s.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string]*Record{}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
+		}
+		if s.records, s.lines, err = parse(s.path, data); err != nil {
+			s.records = nil
+			return nil, err
+		}
+	}
+	out := make(map[string]*Record, len(s.records))
+	for k, v := range s.records {
+		out[k] = v
 	}
 	return out, nil
 }
 
-// Save writes a record atomically.
+// Load returns a node's newest record; (nil, nil) when there is none.
+func (s *Store) Load(node string) (*Record, error) {
+	all, err := s.LoadAll()
+	if err != nil {
+		return nil, err
+	}
+	return all[node], nil
+}
+
+// Save appends a record with one write and fsyncs it; only then does it count.
 func (s *Store) Save(r *Record) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %s: %w", r.Node, err)
 	}
-	return WriteFile(filepath.Join(s.dir, fileName(r.Node)), append(b, '\n'))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return fmt.Errorf("checkpoint store %s is read-only", s.path)
+	}
+	if _, err := s.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("append checkpoint %s: %w", r.Node, err)
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("sync checkpoint %s: %w", r.Node, err)
+	}
+	s.records[r.Node] = r
+	s.lines++
+	return nil
+}
+
+// Close releases the journal.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// compact rewrites the journal with one line per node, atomically.
+func (s *Store) compact() error {
+	ids := make([]string, 0, len(s.records))
+	for id := range s.records {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var buf bytes.Buffer
+	for _, id := range ids {
+		b, err := json.Marshal(s.records[id])
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := WriteFile(s.path, buf.Bytes()); err != nil {
+		return fmt.Errorf("compact checkpoint journal: %w", err)
+	}
+	s.f.Close()
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("reopen checkpoint journal: %w", err)
+	}
+	s.f, s.lines = f, len(ids)
+	return nil
 }
 
 // WriteFile replaces path atomically: a hidden temp file in the same directory, fsync, rename,

@@ -40,14 +40,29 @@ func Canonical(v any) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
-// Sum is the fingerprint: the SHA-256 of the canonical document.
+// Sum is the fingerprint: the SHA-256 of the document's fields, each length-prefixed so no
+// two documents share a hash by shifting bytes between fields.
 func (d Doc) Sum() string {
-	b, err := json.Marshal(d) // Params/Inputs are already canonical; map keys sort
-	if err != nil {
-		panic(err) // a Doc holds only JSON values
+	h := sha256.New()
+	field := func(b []byte) {
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
 	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	field([]byte(d.Kind))
+	field([]byte(d.Version))
+	field([]byte(d.Node))
+	field(d.Params)
+	field(d.Inputs)
+	keys := make([]string, 0, len(d.Upstream))
+	for k := range d.Upstream {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		field([]byte(k))
+		field([]byte(d.Upstream[k]))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Digest hashes a node's outputs: its result and every output file's digest.

@@ -44,7 +44,7 @@ func (p *Plan) Write(w io.Writer, format string, note Annotation) error {
 	case "", "text":
 		return p.text(w, note)
 	case "dot":
-		return draw.DOT(p.Graph, w, draw.GraphAttribute("label", p.Campaign.Spec.Campaign), draw.GraphAttribute("rankdir", "LR"))
+		return draw.DOT(p.Graph(), w, draw.GraphAttribute("label", p.Campaign.Spec.Campaign), draw.GraphAttribute("rankdir", "LR"))
 	case "mermaid":
 		return p.mermaid(w)
 	case "json":

@@ -43,7 +43,6 @@ type Dep struct {
 type Plan struct {
 	Campaign *load.Campaign
 	Nodes    []*Node
-	Graph    graph.Graph[string, string] // the same DAG in dominikbraun/graph (DOT, cycles)
 	byID     map[string]*Node
 }
 
@@ -72,9 +71,7 @@ func Name(step, phase, cell string, conc int) string {
 // Compile expands the campaign into its DAG.
 func Compile(c *load.Campaign) (*Plan, error) {
 	p := &Plan{Campaign: c, byID: map[string]*Node{}}
-	g := graph.New(graph.StringHash, graph.Directed())
-	p.Graph = g
-	byStep := map[string][]*Node{}
+	byStep := index{}
 	for _, st := range c.Steps {
 		for _, n := range p.expand(st) {
 			if _, dup := p.byID[n.ID]; dup {
@@ -82,23 +79,22 @@ func Compile(c *load.Campaign) (*Plan, error) {
 			}
 			p.byID[n.ID] = n
 			p.Nodes = append(p.Nodes, n)
-			byStep[st.ID] = append(byStep[st.ID], n)
-			_ = g.AddVertex(n.ID)
+			byStep.add(st.ID, n)
 		}
 	}
 	for _, n := range p.Nodes {
 		p.wire(n, byStep)
-		for _, d := range n.Deps {
-			_ = g.AddEdge(d.Node.ID, n.ID, edgeStyle(d.Data))
-		}
 	}
-	if cyc := findCycle(g); cyc != nil {
+	if !p.sort() {
+		// Only a cyclic graph leaves nodes unsorted; name one cycle from the library's
+		// strongly connected components.
+		cyc := findCycle(p.Graph())
+		if len(cyc) == 0 {
+			return nil, fmt.Errorf("compile: the graph has a cycle")
+		}
 		return nil, &CycleError{Nodes: cyc, Step: p.byID[cyc[0]].Step.Index}
 	}
-	if err := p.sort(); err != nil {
-		return nil, err
-	}
-	p.chainEndpoints(g)
+	p.chainEndpoints()
 	p.conditions()
 	return p, nil
 }
@@ -144,10 +140,34 @@ func (p *Plan) expand(st *load.Step) []*Node {
 	return out
 }
 
-// matching returns the nodes of a step that node n depends on, by scope.
-func (p *Plan) matching(n *Node, target *load.Step, byStep map[string][]*Node) []*Node {
+// index finds a step's nodes by cell without scanning them all (cell -1: campaign scope).
+type index map[string]map[int][]*Node
+
+func (x index) add(step string, n *Node) {
+	if x[step] == nil {
+		x[step] = map[int][]*Node{}
+	}
+	x[step][n.CellIdx] = append(x[step][n.CellIdx], n)
+}
+
+// candidates returns the nodes of a step that can match a node of cell cellIdx.
+func (x index) candidates(step string, cellIdx int, all bool) []*Node {
+	if !all {
+		own, shared := x[step][cellIdx], x[step][-1]
+		return append(append(make([]*Node, 0, len(own)+len(shared)), own...), shared...)
+	}
 	var out []*Node
-	for _, t := range byStep[target.ID] {
+	for _, ns := range x[step] {
+		out = append(out, ns...)
+	}
+	return out
+}
+
+// matching returns the nodes of a step that node n depends on, by scope.
+func (p *Plan) matching(n *Node, target *load.Step, byStep index) []*Node {
+	var out []*Node
+	all := n.Step.Scope == engine.ScopeCampaign || target.Scope == engine.ScopeCampaign
+	for _, t := range byStep.candidates(target.ID, n.CellIdx, all) {
 		if t.Phase != "" {
 			continue // the first half of a bracket is internal to its step
 		}
@@ -174,7 +194,7 @@ func (p *Plan) step(id string) *load.Step {
 }
 
 // wire adds a node's edges from needs and brackets.
-func (p *Plan) wire(n *Node, byStep map[string][]*Node) {
+func (p *Plan) wire(n *Node, byStep index) {
 	add := func(t *Node, data bool) {
 		for i, d := range n.Deps {
 			if d.Node == t {
@@ -251,10 +271,26 @@ func (h *readyHeap) Pop() any {
 	return n
 }
 
-// sort orders nodes topologically, always taking the smallest ready node by key. The
-// library's StableTopologicalSort rescans every vertex per step (quadratic: seconds at 10,000
-// nodes), so the order is computed here in O((V+E) log V) over the same edges.
-func (p *Plan) sort() error {
+// Graph returns the plan as a dominikbraun/graph DAG (built on demand: DOT output, cycle
+// naming); order-only edges carry style=dashed.
+func (p *Plan) Graph() graph.Graph[string, string] {
+	g := graph.New(graph.StringHash, graph.Directed())
+	for _, n := range p.Nodes {
+		_ = g.AddVertex(n.ID)
+	}
+	for _, n := range p.Nodes {
+		for _, d := range n.Deps {
+			_ = g.AddEdge(d.Node.ID, n.ID, edgeStyle(d.Data))
+		}
+	}
+	return g
+}
+
+// sort orders nodes topologically, always taking the smallest ready node by key, and reports
+// false when a cycle leaves nodes unsorted. The library's StableTopologicalSort rescans every
+// vertex per step (quadratic: seconds at 10,000 nodes), so the order is computed here in
+// O((V+E) log V) over the same edges.
+func (p *Plan) sort() bool {
 	indeg := make(map[*Node]int, len(p.Nodes))
 	out := make(map[*Node][]*Node, len(p.Nodes))
 	for _, n := range p.Nodes {
@@ -283,13 +319,13 @@ func (p *Plan) sort() error {
 		}
 	}
 	if len(order) != len(p.Nodes) {
-		return fmt.Errorf("compile: the graph has a cycle")
+		return false
 	}
 	p.Nodes = order
 	for _, n := range p.Nodes {
 		sortDeps(n)
 	}
-	return nil
+	return true
 }
 
 func sortDeps(n *Node) {
@@ -304,7 +340,7 @@ func sortDeps(n *Node) {
 // chainEndpoints adds an order edge between consecutive endpoint-holding nodes of each
 // endpoint, in topological order, so load on one endpoint is strictly sequential. Chaining
 // along a topological order can never create a cycle.
-func (p *Plan) chainEndpoints(g graph.Graph[string, string]) {
+func (p *Plan) chainEndpoints() {
 	last := map[string]*Node{}
 	for _, n := range p.Nodes {
 		if n.Endpoint == "" {
@@ -318,7 +354,6 @@ func (p *Plan) chainEndpoints(g graph.Graph[string, string]) {
 			if !linked {
 				n.Deps = append(n.Deps, Dep{Node: prev})
 				sortDeps(n)
-				_ = g.AddEdge(prev.ID, n.ID, edgeStyle(false))
 			}
 		}
 		last[n.Endpoint] = n

@@ -80,7 +80,7 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 			return nil, err
 		}
 		if doc.Sum() != rec.Fingerprint {
-			d.Action, d.Reasons = ActRun, fingerprint.Explain(rec.Doc, doc, 3)
+			d.Action, d.Reasons = ActRun, fingerprint.Explain(rec.FingerprintDoc(), doc, 3)
 			continue
 		}
 		d.Action, d.Reasons = ActReuse, []string{"unchanged since " + rec.EndedAt.UTC().Format("2006-01-02 15:04:05Z")}

@@ -156,7 +156,7 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 	if err == nil {
 		var doc fingerprint.Doc
 		doc, err = w.r.doc(n, ups)
-		rec.Doc, rec.Fingerprint = doc, doc.Sum()
+		rec.SetDoc(doc)
 	}
 	var out engine.Result
 	if err == nil {

@@ -5,6 +5,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // Options tune a run.
@@ -34,6 +36,8 @@ type Runner struct {
 	dir   string
 	opts  Options
 	store *checkpoint.Store
+	mu    sync.Mutex
+	cells map[*schema.Cell]json.RawMessage // canonical cell encodings, shared by a cell's nodes
 }
 
 // New prepares a runner; dir is the campaign directory.
@@ -47,7 +51,7 @@ func New(p *plan.Plan, dir string, opts Options) *Runner {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Runner{plan: p, dir: dir, opts: opts}
+	return &Runner{plan: p, dir: dir, opts: opts, cells: map[*schema.Cell]json.RawMessage{}}
 }
 
 // DryRun returns what a run would do for every node, in plan order, writing nothing.
@@ -133,6 +137,7 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	r.store = store
+	defer store.Close()
 	records, err := store.LoadAll()
 	if err != nil {
 		return nil, err

@@ -41,20 +41,30 @@ type campaignInputs struct {
 // concurrency list (adding a point must not re-run the others), its endpoint, and the settle
 // discipline.
 type scopedInputs struct {
-	Cell        schema.Cell      `json:"cell"`
+	Cell        json.RawMessage  `json:"cell"`
 	Endpoint    *schema.Endpoint `json:"endpoint"`
 	Concurrency int              `json:"concurrency,omitempty"`
 	Settle      *schema.Settle   `json:"settle"`
 }
 
-func defaultInputs(t *engine.Task) any {
+func (r *Runner) defaultInputs(t *engine.Task) (any, error) {
 	c := t.Campaign
 	if t.Cell == nil {
-		return campaignInputs{Campaign: c.Campaign, Kind: c.Kind, Endpoints: c.Endpoints}
+		return campaignInputs{Campaign: c.Campaign, Kind: c.Kind, Endpoints: c.Endpoints}, nil
 	}
-	cell := *t.Cell
-	cell.Concurrencies = nil
-	return scopedInputs{Cell: cell, Endpoint: t.Endpoint, Concurrency: t.Concurrency, Settle: c.Settle}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cellJSON, ok := r.cells[t.Cell]
+	if !ok { // every node of a cell shares this encoding
+		cell := *t.Cell
+		cell.Concurrencies = nil
+		var err error
+		if cellJSON, err = fingerprint.Canonical(cell); err != nil {
+			return nil, err
+		}
+		r.cells[t.Cell] = cellJSON
+	}
+	return scopedInputs{Cell: cellJSON, Endpoint: t.Endpoint, Concurrency: t.Concurrency, Settle: c.Settle}, nil
 }
 
 // doc builds a node's fingerprint document from its data dependencies' digests.
@@ -65,7 +75,10 @@ func (r *Runner) doc(n *plan.Node, upstream map[string]string) (fingerprint.Doc,
 	if k.Inputs != nil {
 		inputs = k.Inputs(t)
 	} else {
-		inputs = defaultInputs(t)
+		var err error
+		if inputs, err = r.defaultInputs(t); err != nil {
+			return fingerprint.Doc{}, fmt.Errorf("fingerprint %s: %w", n.ID, err)
+		}
 	}
 	params, err := fingerprint.Canonical(n.Step.Params)
 	if err != nil {
