@@ -24,11 +24,12 @@ type decoder struct {
 	nodes   map[string]ast.Node // path → value node, for positioning later checks
 	keys    map[string]ast.Node // path → key node
 	anchors map[string]ast.Node
-	bad     map[string]bool // paths whose value failed to decode: later checks stay quiet
+	bad     map[string]bool   // paths whose value failed to decode: later checks stay quiet
+	badNode map[ast.Node]bool // nodes already reported (e.g. an unset ${VAR})
 }
 
 func newDecoder(file string, diags *diag.List) *decoder {
-	return &decoder{file: file, diags: diags, nodes: map[string]ast.Node{}, keys: map[string]ast.Node{}, anchors: map[string]ast.Node{}, bad: map[string]bool{}}
+	return &decoder{file: file, diags: diags, nodes: map[string]ast.Node{}, keys: map[string]ast.Node{}, anchors: map[string]ast.Node{}, bad: map[string]bool{}, badNode: map[ast.Node]bool{}}
 }
 
 // errorf records a problem at a node.

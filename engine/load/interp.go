@@ -52,6 +52,7 @@ func (d *decoder) expand(n ast.Node, s string, lookup func(string) (string, bool
 		if hasDefault {
 			return def
 		}
+		d.badNode[n] = true
 		d.errorf(n, "export "+name+"=... before running, or write ${"+name+":-default}",
 			"environment variable %s is not set", name)
 		return m

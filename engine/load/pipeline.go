@@ -81,6 +81,7 @@ func kindHint(kind string, names []string) string {
 // params decodes `with:` strictly into the kind's parameter type and runs the kind's Check.
 func (v *validator) params(step *Step, p string) {
 	withPath := p + ".with"
+	problems := len(*v.d.diags) // a with: that failed to decode is not checked further
 	if step.Kind.Params == nil {
 		if len(step.With) > 0 {
 			v.at(withPath, true, "remove with:", "step %s: kind %s takes no parameters", step.ID, step.Kind.Name)
@@ -98,7 +99,7 @@ func (v *validator) params(step *Step, p string) {
 		}
 		step.Params = params
 	}
-	if step.Kind.Check != nil {
+	if step.Kind.Check != nil && len(*v.d.diags) == problems {
 		for _, err := range step.Kind.Check(v.c.Spec, &step.PipelineStep, step.Params) {
 			v.fieldError(err, p)
 		}

@@ -39,6 +39,9 @@ func (v *validator) at(path string, keyPos bool, hint, format string, args ...an
 		return // already reported where it failed to decode, or misspelt
 	}
 	n := v.node(path, keyPos)
+	if v.d.badNode[n] {
+		return
+	}
 	v.d.errorf(n, hint, format, args...)
 }
 

@@ -1,0 +1,208 @@
+package atlas
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Coverage counts what an atlas covers; String renders the report's page-1 coverage line.
+type Coverage struct {
+	Cells     int `json:"cells"`      // distinct atlas cells
+	Full      int `json:"full"`       // cells with status full
+	Partial   int `json:"partial"`    // cells with status partial
+	Failed    int `json:"failed"`     // cells with status failed
+	PlotReady int `json:"plot_ready"` // rows with plot_ready
+	Rows      int `json:"rows"`       // all rows
+}
+
+// String is the coverage line in the seed's exact words.
+func (c Coverage) String() string {
+	return fmt.Sprintf("Coverage: %d atlas cells | %d full sweeps | %d partial sweeps | %d failed cells | %d plot-ready concurrency points",
+		c.Cells, c.Full, c.Partial, c.Failed, c.PlotReady)
+}
+
+// rowKey orders the atlas: cell id, concurrency, then mean input tokens (a prefill ISL sweep
+// holds several ISLs at one concurrency).
+type rowKey struct {
+	cell string
+	conc int
+	isl  float64
+}
+
+func keyOf(r *schema.AtlasRow) rowKey {
+	k := rowKey{cell: r.CellID, conc: r.Concurrency, isl: -1}
+	if r.MeanInputTokens != nil {
+		k.isl = *r.MeanInputTokens
+	}
+	return k
+}
+
+func compareKeys(a, b rowKey) int {
+	return cmp.Or(cmp.Compare(a.cell, b.cell), cmp.Compare(a.conc, b.conc), cmp.Compare(a.isl, b.isl))
+}
+
+// SortRows puts rows in atlas order (cell id, concurrency, mean input tokens), stably.
+func SortRows(rows []schema.AtlasRow) {
+	slices.SortStableFunc(rows, func(a, b schema.AtlasRow) int { return compareKeys(keyOf(&a), keyOf(&b)) })
+}
+
+// Writer streams rows, which must arrive in atlas order, to JSON Lines while counting
+// coverage; it holds one row's key, never the rows, so memory stays flat at any atlas size.
+type Writer struct {
+	enc     *Encoder
+	cov     Coverage
+	last    rowKey
+	started bool
+	status  string
+}
+
+// NewWriter writes atlas rows to w; call Flush when done.
+func NewWriter(w io.Writer) *Writer { return &Writer{enc: NewEncoder(w)} }
+
+// Write appends one row. Rows out of order, duplicated keys, an unknown cell status or a
+// status that changes within a cell are errors.
+func (w *Writer) Write(row *schema.AtlasRow) error {
+	k := keyOf(row)
+	if w.started {
+		switch c := compareKeys(w.last, k); {
+		case c == 0:
+			return fmt.Errorf("atlas row %s/c%d: duplicate (cell_id, concurrency, mean_input_tokens)", row.CellID, row.Concurrency)
+		case c > 0:
+			return fmt.Errorf("atlas row %s/c%d: out of order after %s/c%d (want cell_id, concurrency ascending)", row.CellID, row.Concurrency, w.last.cell, w.last.conc)
+		}
+	}
+	if !w.started || k.cell != w.last.cell {
+		switch row.CellStatus {
+		case schema.CellFull:
+			w.cov.Full++
+		case schema.CellPartial:
+			w.cov.Partial++
+		case schema.CellFailed:
+			w.cov.Failed++
+		default:
+			return fmt.Errorf("atlas row %s/c%d: cell_status %q: want full, partial or failed", row.CellID, row.Concurrency, row.CellStatus)
+		}
+		w.cov.Cells++
+		w.status = row.CellStatus
+	} else if row.CellStatus != w.status {
+		return fmt.Errorf("atlas row %s/c%d: cell_status %q differs from the cell's earlier rows (%q)", row.CellID, row.Concurrency, row.CellStatus, w.status)
+	}
+	w.started, w.last = true, k
+	if row.PlotReady {
+		w.cov.PlotReady++
+	}
+	w.cov.Rows++
+	if err := w.enc.Encode(row); err != nil {
+		return fmt.Errorf("encode atlas row %s/c%d: %w", row.CellID, row.Concurrency, err)
+	}
+	return nil
+}
+
+// Flush writes buffered rows out.
+func (w *Writer) Flush() error { return w.enc.Flush() }
+
+// Coverage is what has been written so far.
+func (w *Writer) Coverage() Coverage { return w.cov }
+
+// Aggregate writes the union of rows to w in atlas order and returns its coverage. It sorts a
+// copy in memory; AggregateDir streams cell files instead.
+func Aggregate(w io.Writer, rows ...schema.AtlasRow) (Coverage, error) {
+	sorted := slices.Clone(rows)
+	SortRows(sorted)
+	aw := NewWriter(w)
+	for i := range sorted {
+		if err := aw.Write(&sorted[i]); err != nil {
+			return Coverage{}, err
+		}
+	}
+	return aw.Coverage(), aw.Flush()
+}
+
+// AggregateDir unions the normalized.json of the given cells (all cells with one when cellIDs
+// is nil) into campaignDir/atlas.jsonl, atomically, one cell in memory at a time. Each row is
+// also passed to every observe function (TPM, champion) before the next is read; the pointer
+// is reused, so copy what you keep.
+func AggregateDir(ctx context.Context, campaignDir string, cellIDs []string, observe ...func(*schema.AtlasRow) error) (Coverage, error) {
+	if cellIDs == nil {
+		ids, err := ListCells(campaignDir)
+		if err != nil {
+			return Coverage{}, err
+		}
+		cellIDs = ids
+	}
+	ids := slices.Clone(cellIDs)
+	slices.Sort(ids)
+	if dup := firstDuplicate(ids); dup != "" {
+		return Coverage{}, fmt.Errorf("aggregate: cell %q listed twice", dup)
+	}
+	var cov Coverage
+	path := filepath.Join(campaignDir, AtlasFile)
+	err := writeAtomic(path, func(f *os.File) error {
+		aw := NewWriter(f)
+		for _, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rows, _, err := ReadCell(campaignDir, id)
+			if err != nil {
+				return err
+			}
+			for i := range rows {
+				if err := aw.Write(&rows[i]); err != nil {
+					return err
+				}
+				for _, fn := range observe {
+					if err := fn(&rows[i]); err != nil {
+						return fmt.Errorf("cell %s c%d: %w", id, rows[i].Concurrency, err)
+					}
+				}
+			}
+		}
+		cov = aw.Coverage()
+		return aw.Flush()
+	})
+	if err != nil {
+		return Coverage{}, fmt.Errorf("aggregate %s: %w", campaignDir, err)
+	}
+	return cov, nil
+}
+
+// ListCells lists the cells of a campaign directory that have a normalized.json, sorted.
+func ListCells(campaignDir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(campaignDir, "cells"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list cells: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(campaignDir, "cells", e.Name(), NormalizedFile)); err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func firstDuplicate(sorted []string) string {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return sorted[i]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,274 @@
+package atlas
+
+import (
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Backend values of AtlasRow.Backend.
+const (
+	BackendPerfdag  = "perfdag"
+	BackendFixture  = "fixture"
+	BackendRoofline = schema.RooflineBackend
+)
+
+// Point statuses recorded in a row's extra["point_status"]; missing means no point.json.
+const (
+	PointOK      = "ok"
+	PointPartial = "partial"
+	PointFailed  = "failed"
+	PointMissing = "missing"
+)
+
+// Normalize maps one cell's points (and the telemetry joined onto them) to atlas rows, one per
+// requested concurrency in ascending order — a missing or failed point still gets a row so the
+// report can draw it gray — and returns the cell status: full when every requested concurrency
+// produced an ok point, failed when none is usable, partial otherwise. The cell's defaults must
+// already be merged. spec and dcgm may be nil.
+func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec map[int]*schema.SpecWindow, dcgm *schema.DCGMCorrelation) ([]schema.AtlasRow, string) {
+	byConc := make(map[int]*schema.Point, len(points))
+	for i := range points {
+		byConc[points[i].Concurrency] = &points[i]
+	}
+	requested := slices.Clone(cell.Concurrencies)
+	if len(requested) == 0 {
+		requested = slices.Collect(maps.Keys(byConc))
+	}
+	slices.Sort(requested)
+	requested = slices.Compact(requested)
+
+	var dcgmBy map[int]*schema.DCGMPoint
+	if dcgm != nil {
+		dcgmBy = make(map[int]*schema.DCGMPoint, len(dcgm.Points))
+		for i := range dcgm.Points {
+			dcgmBy[dcgm.Points[i].Concurrency] = &dcgm.Points[i]
+		}
+	}
+
+	rows := make([]schema.AtlasRow, 0, len(requested))
+	ok, usable := 0, 0
+	for _, c := range requested {
+		p := byConc[c]
+		row := identityRow(campaign, cell, c)
+		pointStatus := PointMissing
+		if p != nil {
+			pointStatus = pointStatusOf(p)
+			fillPoint(&row, p)
+		}
+		switch pointStatus {
+		case PointOK:
+			ok++
+			usable++
+		case PointPartial:
+			usable++
+		}
+		if w := spec[c]; w != nil {
+			row.AcceptanceLength = finite(w.AcceptanceLength)
+			row.SpecAcceptRate = finite(w.SpecAcceptRate)
+			row.PrefixCacheHitRate = finite(w.PrefixCacheHitRate)
+		}
+		fillDCGM(&row, dcgm, dcgmBy[c])
+		row.PlotReady = pointStatus != PointFailed && pointStatus != PointMissing && plotReady(&row)
+		row.Extra["point_status"] = pointStatus
+		rows = append(rows, row)
+	}
+
+	status := schema.CellPartial
+	switch {
+	case len(requested) > 0 && ok == len(requested):
+		status = schema.CellFull
+	case usable == 0:
+		status = schema.CellFailed
+	}
+	for i := range rows {
+		rows[i].CellStatus = status
+	}
+	return rows, status
+}
+
+// identityRow fills what a row knows before any measurement: who, what, where.
+func identityRow(campaign string, cell schema.Cell, c int) schema.AtlasRow {
+	id := cell.Identity
+	gpus := id.GPUs
+	if gpus <= 0 {
+		gpus = max(id.TensorParallel, 1)
+	}
+	extra := make(map[string]any, len(cell.Extra)+4)
+	maps.Copy(extra, cell.Extra)
+	extra["shape"] = cell.Workload.Shape
+	mode := cell.Workload.Mode
+	if mode == "" {
+		mode = "synthetic"
+	}
+	extra["mode"] = mode
+	if cell.Workload.RequestRate > 0 {
+		extra["request_rate"] = cell.Workload.RequestRate
+		extra["arrival"] = cell.Workload.Arrival
+	}
+	return schema.AtlasRow{
+		Schema:              "atlas_v1",
+		Campaign:            campaign,
+		CellID:              cell.ID,
+		Concurrency:         c,
+		Model:               id.Model,
+		Hardware:            id.Hardware,
+		Quant:               id.Quant,
+		TensorParallel:      id.TensorParallel,
+		ParallelStrategy:    id.ParallelStrategy,
+		MTP:                 id.MTP != nil && *id.MTP,
+		MaxNumBatchedTokens: id.MaxNumBatchedTokens,
+		Engine:              id.Engine,
+		EngineVersion:       id.EngineVersion,
+		Delivery:            id.Delivery,
+		Shape:               cell.Workload.Shape,
+		CacheMode:           id.CacheMode,
+		Arm:                 id.Arm,
+		Baseline:            id.Baseline,
+		Backend:             BackendPerfdag,
+		GPUs:                gpus,
+		SolRigor:            schema.RigorL1,
+		Extra:               extra,
+	}
+}
+
+// pointStatusOf trusts the point's own status, but a point without one valid request is failed.
+func pointStatusOf(p *schema.Point) string {
+	switch {
+	case p.RequestCount <= 0 || p.Status == PointFailed:
+		return PointFailed
+	case p.Status == PointPartial || p.ErrorCount > 0:
+		return PointPartial
+	}
+	return PointOK
+}
+
+// fillPoint copies the point metrics; throughput fields stay null when no request was valid.
+func fillPoint(row *schema.AtlasRow, p *schema.Point) {
+	row.NumPrompts = p.NumPrompts
+	row.RequestCount = p.RequestCount
+	row.ErrorCount = p.ErrorCount
+	if p.GPUs > 0 {
+		row.GPUs = p.GPUs
+	}
+	if p.Shape != "" {
+		row.Shape = p.Shape
+	}
+	if s := stat(p.TTFT); s != nil {
+		row.TTFTAvgMs, row.TTFTP50Ms, row.TTFTP90Ms = fp(s.Avg), fp(s.P50), fp(s.P90)
+		row.TTFTP95Ms, row.TTFTP99Ms = fp(s.P95), fp(s.P99)
+	}
+	if s := stat(p.TTFO); s != nil {
+		row.TTFOAvgMs = fp(s.Avg)
+	}
+	if s := stat(p.ITL); s != nil {
+		row.ITLAvgMs, row.ITLP50Ms, row.ITLP99Ms = fp(s.Avg), fp(s.P50), fp(s.P99)
+	}
+	if s := stat(p.RequestLatency); s != nil {
+		row.RequestLatencyAvgMs, row.RequestLatencyP50Ms, row.RequestLatencyP99Ms = fp(s.Avg), fp(s.P50), fp(s.P99)
+	}
+	if s := stat(p.TPSUser); s != nil {
+		row.TokPerSPerUser = fp(s.Avg)
+	}
+	if s := stat(p.ReasoningTok); s != nil && p.Reasoning {
+		row.ReasoningTokenAvg = fp(s.Avg)
+	}
+	if p.ReasoningField != "none" {
+		row.ReasoningField = p.ReasoningField
+	}
+	if p.RequestCount > 0 {
+		row.TTFOCoverage = fp(p.TTFOCoverage)
+		row.RequestThroughput = positive(p.RequestThroughput)
+		row.OutputTokPerS = positive(p.OutputTokenThroughput)
+		row.TotalTokPerS = positive(p.TotalTokenThroughput)
+		row.OutputTokPerSPerGPU = positive(p.OutputTokPerSPerGPU)
+		row.TotalTokPerSPerGPU = positive(p.TotalTokPerSPerGPU)
+		row.AAOutputSpeed = positive(p.AAOutputSpeed)
+		row.MeanInputTokens = positive(p.MeanISL)
+		row.MeanOutputTokens = positive(p.MeanOSL)
+	}
+	if p.SteadyWindowUndercount || (p.Concurrency > 0 && p.NumPrompts < 2*p.Concurrency) {
+		row.Flags = append(row.Flags, schema.FlagSteadyWindowUndercount)
+	}
+	if p.ReasoningParserSuspect {
+		row.Flags = append(row.Flags, schema.FlagReasoningParserSuspect)
+	}
+	if p.UsageMismatches > 0 {
+		row.Flags = append(row.Flags, schema.FlagUsageMismatch)
+	}
+}
+
+// fillDCGM joins the cell's DCGM window means for this point and derives tokens per watt.
+func fillDCGM(row *schema.AtlasRow, corr *schema.DCGMCorrelation, d *schema.DCGMPoint) {
+	if d == nil {
+		return
+	}
+	row.SMActive, row.SMOccupancy = finite(d.SMActive), finite(d.SMOccupancy)
+	row.TensorActive, row.DRAMActive = finite(d.TensorActive), finite(d.DRAMActive)
+	row.GREngineActive = finite(d.GREngineActive)
+	row.NVLinkBytesPerS, row.PCIeBytesPerS = finite(d.NVLinkBytesPerS), finite(d.PCIeBytesPerS)
+	row.PowerWattsPerGPU = finite(d.PowerWattsPerGPU)
+	row.TokensPerWatt = finite(d.TokensPerWatt)
+	if row.TokensPerWatt == nil {
+		row.TokensPerWatt = TokensPerWatt(row.OutputTokPerS, row.PowerWattsPerGPU, row.GPUs)
+	}
+	hasUtil := row.SMActive != nil || row.TensorActive != nil || row.DRAMActive != nil
+	switch {
+	case corr.DCGMGrounded && hasUtil:
+		row.DCGMGrounded = true
+		row.SolRigor = schema.RigorL3
+		if corr.SolRigor == schema.RigorL4 {
+			row.SolRigor = schema.RigorL4
+		}
+	case hasUtil:
+		row.SolRigor = schema.RigorL2
+	}
+}
+
+// TokensPerWatt is output tok/s ÷ (power per GPU × GPUs): tokens per joule of the whole
+// endpoint. Null when power or throughput was not measured.
+func TokensPerWatt(outputTokPerS, powerPerGPU *float64, gpus int) *float64 {
+	if outputTokPerS == nil || powerPerGPU == nil || *powerPerGPU <= 0 || gpus <= 0 {
+		return nil
+	}
+	return positive(*outputTokPerS / (*powerPerGPU * float64(gpus)))
+}
+
+// plotReady says the row carries the latency and throughput numbers the scatter panes draw.
+func plotReady(r *schema.AtlasRow) bool {
+	return r.TTFTAvgMs != nil && *r.TTFTAvgMs > 0 &&
+		r.RequestThroughput != nil && r.OutputTokPerSPerGPU != nil
+}
+
+func stat(s *schema.Stat) *schema.Stat {
+	if s == nil || s.Count <= 0 || !isFinite(s.Avg) {
+		return nil
+	}
+	return s
+}
+
+func fp(v float64) *float64 {
+	if !isFinite(v) {
+		return nil
+	}
+	return &v
+}
+
+func positive(v float64) *float64 {
+	if !isFinite(v) || v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+func finite(p *float64) *float64 {
+	if p == nil || !isFinite(*p) {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
