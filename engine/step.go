@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -85,6 +86,15 @@ type Result struct {
 	Outputs []string // files written, relative to Task.Dir; their digests feed downstream fingerprints
 	Summary string   // one line for status and progress
 }
+
+// Refusal is the error a step returns when it worked but refuses the campaign (strict publish
+// finding the evidence too weak): the node counts as refused, not failed, and the run exits
+// with the refusal code (4) instead of the failure code.
+type Refusal struct {
+	Reasons []string
+}
+
+func (r *Refusal) Error() string { return "refused: " + strings.Join(r.Reasons, "; ") }
 
 // FieldError lets a Kind's Check point at a key of the campaign file, e.g.
 // "cells[1].workload.shape", so the author sees file:line:col instead of a bare message.

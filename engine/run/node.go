@@ -168,6 +168,9 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 	case w.ctx.Err() != nil:
 		rec.Status, rec.Error = checkpoint.Interrupted, "interrupted by a signal"
 		res.Outcome, res.Reason = OutInterrupted, rec.Error
+	case errors.As(err, new(*engine.Refusal)):
+		rec.Status, rec.Error = checkpoint.Failed, err.Error()
+		res.Outcome, res.Reason = OutGateFailed, err.Error()
 	case err != nil:
 		rec.Status, rec.Error = checkpoint.Failed, err.Error()
 		res.Outcome, res.Reason = OutFailed, err.Error()

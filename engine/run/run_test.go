@@ -291,3 +291,23 @@ func TestEndpointSerializedAnalysisParallel(t *testing.T) {
 		t.Errorf("analysis parallelism %d, want 2..4 with --parallel 4", maxAnalysis.Load())
 	}
 }
+
+func TestRefusalIsNotAFailure(t *testing.T) {
+	f := newFixture(t)
+	f.rec.Hook = func(ctx context.Context, tk *engine.Task) error {
+		if tk.Node == "render" {
+			return &engine.Refusal{Reasons: []string{"ungrounded: sol_rigor L1"}}
+		}
+		return nil
+	}
+	sum := f.run(context.Background(), enginetest.Campaign(1, 1, ""), Options{})
+	if !sum.Refused() || sum.Failed() || outcomes(sum)["render"] != OutGateFailed {
+		t.Fatalf("refused %v failed %v: %v", sum.Refused(), sum.Failed(), outcomes(sum))
+	}
+	// a refusal is never reused: the next run tries again
+	f.rec.Hook = nil
+	sum = f.run(context.Background(), enginetest.Campaign(1, 1, ""), Options{})
+	if outcomes(sum)["render"] != OutRan || sum.Refused() {
+		t.Fatalf("after the gap is fixed: %v", outcomes(sum))
+	}
+}
