@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -117,7 +118,7 @@ func (a *app) runFile(ctx context.Context, path string, f *runFlags) error {
 	if dir != "" {
 		if _, err := workspace.ReadInfo(dir); err != nil {
 			entries, rerr := os.ReadDir(dir)
-			if rerr == nil && len(entries) > 0 {
+			if rerr == nil && visible(entries) > 0 {
 				return exitf(ExitUsage, "--out %s exists and is not a campaign directory", dir)
 			}
 			if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -139,6 +140,18 @@ func (a *app) runFile(ctx context.Context, path string, f *runFlags) error {
 	}
 	abs, _ := filepath.Abs(path)
 	return a.execute(ctx, c, p, dir, abs, f)
+}
+
+// visible counts entries that are not hidden (a run killed before it froze its config leaves
+// only its .lock behind; that directory is still fresh).
+func visible(entries []os.DirEntry) int {
+	n := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
 }
 
 // execute runs (or dry-runs) a compiled plan in dir.
@@ -207,7 +220,10 @@ func interruptible(ctx context.Context, a *app) (context.Context, func()) {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
-		case s := <-sig:
+		case s, ok := <-sig:
+			if !ok {
+				return
+			}
 			fmt.Fprintf(a.stderr, "\n%s: stopping running steps and checkpointing (again to exit at once)\n", s)
 			cancel()
 		case <-ctx.Done():

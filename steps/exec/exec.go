@@ -79,8 +79,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	var stdout bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&limited{w: &stdout, n: maxStdout}, logf)
 	cmd.Stderr = logf
-	// SIGTERM first so the child can clean up; SIGKILL after a grace period.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// SIGTERM first so the child can clean up; SIGKILL after a grace period. If perfdag itself
+	// dies (kill -9), the child dies with it rather than finishing unobserved.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()

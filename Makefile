@@ -1,0 +1,39 @@
+# perfdag — one Go binary; these targets are what CI and the README use.
+GO       ?= go
+PKGS     := ./...
+BIN      := bin/perfdag
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+
+.PHONY: build test ci bench lint demo fuzz schema clean
+
+build: ## build bin/perfdag
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfdag
+
+test: ## all tests; tests needing PostgreSQL, Prometheus or pdftotext skip (with a reason) when those are missing
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+ci: lint ## what .ci/run runs: every test, none may skip
+	PERFDAG_NO_SKIP=1 $(MAKE) test
+
+lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -run TestCheckedInSchemaMatchesTypes ./schema
+
+bench: ## performance targets live here, never in timed tests
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/openai ./steps/workload ./steps/atlas ./steps/report/... ./steps/promscrape
+
+fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./steps/sse
+
+demo: build ## run the quickstart campaign against the built-in simulator
+	./$(BIN) run pipelines/quickstart.yaml
+
+schema: ## regenerate schema/campaign.schema.json from the Go types
+	$(GO) run ./cmd/perfdag schema > schema/campaign.schema.json
+
+clean:
+	rm -rf bin campaigns

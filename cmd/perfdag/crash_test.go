@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perfdag/perfdag/engine/checkpoint"
+)
+
+// crashCampaign is a campaign of exec steps; every step appends its node id to ran.log when
+// its work is done, so the test can see exactly what ran.
+const crashCampaign = `version: 1
+campaign: crash
+endpoints:
+  main: {url: "sim://", model: m}
+cells:
+  - {id: a, workload: {}, concurrencies: [1, 2, 4]}
+  - {id: b, workload: {}, concurrencies: [1, 2, 4]}
+  - {id: c, workload: {}, concurrencies: [1, 2, 4]}
+pipeline:
+  - id: deploy
+    kind: exec
+    with: {command: [sh, -c, 'sleep 0.02; echo "$PERFDAG_NODE" >> "$PERFDAG_DIR/ran.log"; echo "{\"deployed\": 1}"']}
+  - id: measure
+    kind: exec
+    foreach: point
+    needs: [deploy]
+    with: {command: [sh, -c, 'sleep 0.03; echo "$PERFDAG_NODE" >> "$PERFDAG_DIR/ran.log"; echo "{\"value\": $((PERFDAG_CONCURRENCY * 7))}"']}
+  - id: summarize
+    kind: exec
+    foreach: cell
+    needs: [measure]
+    with: {command: [sh, -c, 'sleep 0.01; echo "$PERFDAG_NODE" >> "$PERFDAG_DIR/ran.log"; echo "{\"cell\": \"$PERFDAG_CELL\"}"']}
+  - id: final
+    kind: exec
+    needs: [summarize]
+    with: {command: [sh, -c, 'echo "$PERFDAG_NODE" >> "$PERFDAG_DIR/ran.log"; echo "{\"done\": true}"']}
+`
+
+func perfdagChild(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	return cmd
+}
+
+func finalState(t *testing.T, dir string) map[string]*checkpoint.Record {
+	t.Helper()
+	recs, err := checkpoint.ReadOnly(dir).LoadAll()
+	if err != nil {
+		t.Fatalf("read checkpoints of %s: %v", dir, err)
+	}
+	return recs
+}
+
+func ranLines(dir string) []string {
+	b, _ := os.ReadFile(filepath.Join(dir, "ran.log"))
+	return strings.Fields(string(b))
+}
+
+// TestCrashSafety SIGKILLs a campaign of exec steps at random moments in 20 trials, resumes
+// each, and checks that the final state equals an uninterrupted run's, that no node whose
+// success was recorded ever ran again, and that every checkpoint read back was whole.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash trials take ~30 s")
+	}
+	work := t.TempDir()
+	file := filepath.Join(work, "campaign.yaml")
+	if err := os.WriteFile(file, []byte(crashCampaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refDir := filepath.Join(work, "reference")
+	start := time.Now()
+	if out, err := perfdagChild("run", file, "--out", refDir).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, out)
+	}
+	refTime := time.Since(start)
+	ref := finalState(t, refDir)
+	if len(ref) != 14 || len(ranLines(refDir)) != 14 {
+		t.Fatalf("reference: %d records, %d runs", len(ref), len(ranLines(refDir)))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for trial := range 20 {
+		dir := filepath.Join(work, "trial", string(rune('a'+trial)))
+		args := []string{"run", file, "--out", dir}
+		for attempt := 0; ; attempt++ {
+			var stderr bytes.Buffer
+			cmd := perfdagChild(args...)
+			cmd.Stderr = &stderr
+			succeeded := map[string]bool{}
+			for id, r := range finalState(t, dir) { // every record read back must be whole
+				if r.Status == checkpoint.Succeeded {
+					succeeded[id] = true
+				}
+			}
+			before := len(ranLines(dir))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			killed := false
+			if attempt == 0 || (attempt < 3 && rng.IntN(2) == 0) {
+				delay := time.Duration(rng.Int64N(int64(refTime * 9 / 10)))
+				timer := time.AfterFunc(delay, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
+				err := cmd.Wait()
+				killed = !timer.Stop() && err != nil
+			} else if err := cmd.Wait(); err != nil {
+				t.Fatalf("trial %d attempt %d: %v\n%s", trial, attempt, err, stderr.String())
+			}
+			for _, id := range ranLines(dir)[before:] {
+				if succeeded[id] {
+					t.Errorf("trial %d: %s ran again after its success was recorded", trial, id)
+				}
+			}
+			if !killed {
+				if !cmd.ProcessState.Success() {
+					t.Fatalf("trial %d attempt %d exited %v\n%s", trial, attempt, cmd.ProcessState, stderr.String())
+				}
+				break
+			}
+			kills++
+			if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+				args = []string{"resume", dir}
+			} // else: killed before the config was frozen — the user runs the file again
+
+		}
+		got := finalState(t, dir)
+		if len(got) != len(ref) {
+			t.Fatalf("trial %d: %d records, want %d", trial, len(got), len(ref))
+		}
+		for id, want := range ref {
+			g := got[id]
+			if g == nil || g.Status != checkpoint.Succeeded || g.Fingerprint != want.Fingerprint || g.Digest != want.Digest {
+				t.Errorf("trial %d: %s = %+v, want the reference's fingerprint %s and digest %s", trial, id, g, want.Fingerprint, want.Digest)
+			}
+		}
+	}
+	if kills < 20 {
+		t.Errorf("only %d kills landed mid-run in 20 trials; the trials test too little", kills)
+	}
+	t.Logf("%d SIGKILLs over 20 trials (reference run %s)", kills, refTime)
+}

@@ -1,0 +1,154 @@
+package schema
+
+// Schema names of the baseline registry's documents.
+const (
+	SchemaPerfBench     = "inference_perfbench_v1" // source-snapshot.json: one campaign cell's numbers
+	SchemaBaselineEntry = "baseline_entry_v1"      // baseline.json: registry metadata of one snapshot
+	SchemaBaselineDiff  = "baseline_diff_v1"       // a diff of a current run against a baseline
+	SchemaVerdict       = "verdict_v1"             // verdict.json a scheduled run leaves in its campaign directory
+)
+
+// PerfBench is the inference_perfbench_v1 document of seed 002: the numbers one workload (one
+// campaign cell) produced over its concurrency sweep, in a stable shape future diffs compare
+// apples to apples. Additive changes stay on _v1; a reshaped metrics map would bump it to _v2.
+// Null means not measured (a legacy baseline or an unscraped server), never zero.
+type PerfBench struct {
+	Schema     string             `json:"schema"`     // inference_perfbench_v1
+	Model      string             `json:"model"`      // served model name (the endpoint's model)
+	ModelPath  string             `json:"model_path"` // HF org/repo (the cell's identity model)
+	Deployment PerfBenchDeployment `json:"deployment"`
+	Workload   PerfBenchWorkload  `json:"workload"`
+	// Metrics by concurrency, keyed by its decimal string ("16").
+	Metrics            map[string]PerfBenchPoint `json:"metrics"`
+	ServerMetricsDelta PerfBenchServer           `json:"server_metrics_delta"`
+	// KernelClassGPUPct is percent of GPU time by kernel class (fp8_bmm, tp_all_reduce, ...);
+	// null when no profile was captured against the run's window.
+	KernelClassGPUPct map[string]*float64 `json:"kernel_class_gpu_pct"`
+	// CPUSpinpollPct is percent of on-CPU samples in the engine's spin-poll IPC path; null when
+	// no profile was captured.
+	CPUSpinpollPct *float64 `json:"cpu_spinpoll_pct"`
+}
+
+// PerfBenchDeployment names what served the numbers. The first eight fields are the seed's;
+// the rest are perfdag additions (additive, so still _v1).
+type PerfBenchDeployment struct {
+	Namespace           string `json:"namespace"`            // k8s namespace; empty outside k8s
+	Cluster             string `json:"cluster"`              // kube context; empty outside k8s
+	Service             string `json:"service"`              // endpoint URL without credentials
+	VLLMVersion         string `json:"vllm_version"`         // engine version (the seed's name; also set for other engines)
+	TensorParallelSize  int    `json:"tensor_parallel_size"` // GPUs per replica
+	Quantization        string `json:"quantization"`         // NVFP4, FP8, BF16, ...
+	KVCacheDtype        string `json:"kv_cache_dtype"`       // empty when the campaign does not say
+	SpeculativeDecoding string `json:"speculative_decoding"` // mtp or none
+
+	Engine              string `json:"engine,omitempty"` // vllm, sglang, dynamo, ...
+	Hardware            string `json:"hardware,omitempty"`
+	GPUs                int    `json:"gpus,omitempty"`
+	ParallelStrategy    string `json:"parallel_strategy,omitempty"`
+	MaxNumBatchedTokens int    `json:"max_num_batched_tokens,omitempty"`
+	Delivery            string `json:"delivery,omitempty"`
+	Commit              string `json:"commit,omitempty"` // engine commit from the campaign's source block
+	CacheMode           string `json:"cache_mode,omitempty"`
+}
+
+// PerfBenchWorkload says what was sent. The first six fields are the seed's.
+type PerfBenchWorkload struct {
+	Dataset          string `json:"dataset"`           // replay dataset path, or "synthetic"
+	Split            string `json:"split"`             // dataset split; empty for synthetic prompts
+	ConversationNum  int    `json:"conversation_num"`  // profiling requests over the whole sweep
+	ConcurrencySweep []int  `json:"concurrency_sweep"` // ascending
+	InputTokenBand   string `json:"input_token_band"`  // 1k, 10k, 100k, ... (from the shape's input budget)
+	OutputTokenBand  string `json:"output_token_band"` // 1k, 1.5k, ... (from the shape's answer budget)
+
+	Shape        string `json:"shape,omitempty"` // aa-1k, aa-10k, aa-100k, custom
+	Mode         string `json:"mode,omitempty"`  // synthetic or dataset-replay
+	InputTokens  int    `json:"input_tokens,omitempty"`
+	OutputTokens int    `json:"output_tokens,omitempty"`
+	Campaign     string `json:"campaign,omitempty"` // campaign slug the cell came from
+	Cell         string `json:"cell,omitempty"`     // cell id the numbers came from
+}
+
+// PerfBenchPoint is one concurrency's headline metrics (AIPerf definitions, from the atlas).
+type PerfBenchPoint struct {
+	ThroughputToksPerS  *float64 `json:"throughput_toks_per_s"` // output tokens / s over the window
+	TTFTP50Ms           *float64 `json:"ttft_p50_ms"`
+	TTFTP95Ms           *float64 `json:"ttft_p95_ms"`
+	TTFTP99Ms           *float64 `json:"ttft_p99_ms"`
+	ITLP50Ms            *float64 `json:"itl_p50_ms"`
+	TPSPerUser          *float64 `json:"tps_per_user"` // mean of 1 / ITL
+	RequestLatencyP50Ms *float64 `json:"request_latency_p50_ms"`
+	Errors              int      `json:"errors"` // failed profiling requests
+}
+
+// PerfBenchServer is what the server's /metrics said around the sweep. Rates are percent
+// (0–100), so tolerances on them are absolute percentage points.
+type PerfBenchServer struct {
+	PrefixCacheHitRatePre            *float64 `json:"prefix_cache_hit_rate_pre"`  // % at the first point's before-scrape
+	PrefixCacheHitRatePost           *float64 `json:"prefix_cache_hit_rate_post"` // % at the last point's after-scrape
+	GPUCacheUsagePercPeak            *float64 `json:"gpu_cache_usage_perc_peak"`  // % of KV blocks, peak over the sweep
+	NumRequestsRunningPeak           *int     `json:"num_requests_running_peak"`
+	AvgGenerationThroughputToksPerS *float64 `json:"avg_generation_throughput_toks_per_s"` // Σ generated tokens / Σ window seconds
+}
+
+// BaselineEntry is baseline.json: where a registered snapshot came from and its digest.
+type BaselineEntry struct {
+	Schema         string `json:"schema"`      // baseline_entry_v1
+	Family         string `json:"family"`      // inference
+	Measurement    string `json:"measurement"` // the baseline's name
+	Kind           string `json:"kind"`        // inference_perfbench_v1
+	Unit           string `json:"unit"`        // structured-json
+	Created        string `json:"created"`     // RFC 3339, UTC
+	Notes          string `json:"notes,omitempty"`
+	Source         string `json:"source"`          // campaign directory the snapshot was taken from
+	Cell           string `json:"cell"`            // cell id within it
+	SourceSnapshot string `json:"source_snapshot"` // file name of the document, beside baseline.json
+	SHA256         string `json:"sha256"`          // hex digest of that file's bytes
+	PerfdagVersion string `json:"perfdag_version,omitempty"`
+}
+
+// DiffRow is one compared metric: at one concurrency, or sweep-wide (concurrency 0).
+type DiffRow struct {
+	Concurrency int      `json:"concurrency,omitempty"`
+	Metric      string   `json:"metric"`
+	Baseline    *float64 `json:"baseline"`
+	Current     *float64 `json:"current"`
+	Delta       *float64 `json:"delta"`     // current − baseline (absolute points for rate metrics)
+	DeltaPct    *float64 `json:"delta_pct"` // 100 × delta / baseline, for percent-tolerance metrics
+	Tolerance   float64  `json:"tolerance"`
+	Unit        string   `json:"unit"`      // "%" (relative), "pts" (absolute points), "count"
+	Direction   string   `json:"direction"` // lower_is_worse or higher_is_worse
+	Verdict     string   `json:"verdict"`   // GREEN, RED, NULL_LEGACY_BASELINE
+	Note        string   `json:"note,omitempty"`
+}
+
+// BaselineDiff is the diff of a current run against a registered baseline.
+type BaselineDiff struct {
+	Schema         string    `json:"schema"` // baseline_diff_v1
+	Verdict        string    `json:"verdict"`
+	Baseline       string    `json:"baseline"` // registry directory
+	BaselineName   string    `json:"baseline_name"`
+	BaselineSHA256 string    `json:"baseline_sha256"`
+	Current        string    `json:"current"` // campaign directory
+	CurrentCell    string    `json:"current_cell"`
+	Red            int       `json:"red"`
+	Green          int       `json:"green"`
+	Null           int       `json:"null_legacy_baseline"`
+	Rows           []DiffRow `json:"rows"`
+	Notes          []string  `json:"notes,omitempty"`
+}
+
+// Verdict is verdict.json, written into the campaign directory of every scheduled run.
+type Verdict struct {
+	Schema   string        `json:"schema"` // verdict_v1
+	Campaign string        `json:"campaign"`
+	File     string        `json:"file"`
+	Slot     string        `json:"slot"` // the cron slot (RFC 3339, in the schedule's zone)
+	Trigger  string        `json:"trigger"`
+	Started  string        `json:"started"`
+	Ended    string        `json:"ended"`
+	Outcome  string        `json:"outcome"` // succeeded, failed, interrupted
+	Verdict  string        `json:"verdict"` // GREEN, RED, FAILED, INTERRUPTED, NO_BASELINE, NOT_COMPARED
+	Error    string        `json:"error,omitempty"`
+	Diff     *BaselineDiff `json:"diff,omitempty"`
+	OnRed    string        `json:"on_red,omitempty"` // what the on_red command did
+}

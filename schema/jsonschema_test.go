@@ -1,0 +1,88 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite campaign.schema.json from the Go types")
+
+// The checked-in schema is what editors read; it must be exactly what the types generate.
+func TestCheckedInSchemaMatchesTypes(t *testing.T) {
+	got, err := JSONSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile("campaign.schema.json", got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("campaign.schema.json")
+	if err != nil {
+		t.Fatalf("%v (run: go test ./schema -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("schema/campaign.schema.json drifted from the Go types: run `go test ./schema -update` (or `perfdag schema > schema/campaign.schema.json`)")
+	}
+}
+
+func TestSchemaShape(t *testing.T) {
+	b, _ := JSONSchema()
+	var s struct {
+		Required   []string                  `json:"required"`
+		Properties map[string]map[string]any `json:"properties"`
+		Additional bool                      `json:"additionalProperties"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"version", "campaign", "kind", "endpoints", "defaults", "cells", "settle", "gates", "pipeline", "publish", "schedule", "tpm", "cost"} {
+		if _, ok := s.Properties[key]; !ok {
+			t.Errorf("top-level key %q missing from the schema", key)
+		}
+	}
+	if s.Additional {
+		t.Error("unknown top-level keys must be rejected")
+	}
+	cells := s.Properties["cells"]["items"].(map[string]any)["properties"].(map[string]any)
+	for _, key := range []string{"id", "workload", "concurrencies", "requests_per_point", "hardware", "tensor_parallel"} {
+		if _, ok := cells[key]; !ok {
+			t.Errorf("cell key %q missing (inline identity fields must be flattened)", key)
+		}
+	}
+	rpp := cells["requests_per_point"].(map[string]any)
+	if _, ok := rpp["oneOf"]; !ok {
+		t.Errorf("requests_per_point must accept an integer or \"Nx\": %v", rpp)
+	}
+}
+
+func TestCount(t *testing.T) {
+	cases := []struct {
+		in        string
+		at, want  int
+		wantError bool
+	}{
+		{"3x", 10, 30, false}, {"40", 10, 40, false}, {"1x", 64, 64, false},
+		{"0", 1, 0, true}, {"x", 1, 0, true}, {"-2x", 1, 0, true}, {"3.5x", 1, 0, true},
+	}
+	for _, c := range cases {
+		n, err := ParseCount(c.in)
+		if (err != nil) != c.wantError {
+			t.Errorf("ParseCount(%q) err = %v", c.in, err)
+			continue
+		}
+		if err == nil && n.For(c.at) != c.want {
+			t.Errorf("%q at c%d = %d, want %d", c.in, c.at, n.For(c.at), c.want)
+		}
+	}
+	if got := (Count{}).For(2); got != 10 {
+		t.Errorf("unset at c2 = %d, want max(10, 3×2) = 10", got)
+	}
+	if got := (Count{}).For(64); got != 192 {
+		t.Errorf("unset at c64 = %d, want 192", got)
+	}
+}
