@@ -32,7 +32,11 @@ type Kind struct {
 	AnyScope      bool   // `foreach:` may choose any scope (exec)
 	Version       string // bump when the kind's behaviour changes: enters every fingerprint
 	HoldsEndpoint bool   // runs load against an endpoint: serialized per endpoint
-	Doc           string // one line for `perfdag kinds` and the docs
+	// Tolerant kinds run even when some data dependencies failed, seeing only those that
+	// succeeded (Terraform's TolerantVertex): one failed point must not cost the atlas and the
+	// report of a forty-cell campaign. A gate refusal still blocks them.
+	Tolerant bool
+	Doc      string // one line for `perfdag kinds` and the docs
 
 	// Params returns a pointer to a fresh parameter struct that `with:` decodes into strictly
 	// (unknown keys are errors). Nil means the kind takes no parameters.

@@ -5,16 +5,38 @@ package steps
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/aggregate"
+	"github.com/perfdag/perfdag/steps/burnin"
+	"github.com/perfdag/perfdag/steps/championselect"
+	"github.com/perfdag/perfdag/steps/dcgmcorrelate"
+	"github.com/perfdag/perfdag/steps/endpoint"
 	"github.com/perfdag/perfdag/steps/exec"
+	"github.com/perfdag/perfdag/steps/prewarm"
+	"github.com/perfdag/perfdag/steps/rooflineimport"
+	"github.com/perfdag/perfdag/steps/runshape"
+	"github.com/perfdag/perfdag/steps/scrapespec"
+	"github.com/perfdag/perfdag/steps/settle"
+	"github.com/perfdag/perfdag/steps/sim"
 )
 
 // Kinds lists every step kind perfdag ships.
 func Kinds() []engine.Kind {
 	return []engine.Kind{
 		exec.Kind,
+		prewarm.Kind,
+		burnin.Kind,
+		settle.Kind,
+		runshape.Kind,
+		scrapespec.Kind,
+		aggregate.Kind,
+		rooflineimport.Kind,
+		championselect.Kind,
+		dcgmcorrelate.Kind,
 	}
 }
 
@@ -29,7 +51,39 @@ func Registry() (*engine.Registry, error) {
 	return r, nil
 }
 
-// setup starts what a run needs beyond its steps (in-process simulators for sim:// endpoints).
+// setup starts an in-process simulator on a loopback port for every sim:// endpoint, and
+// resolves the others as configured. The addresses live only for this run: fingerprints and
+// files keep the configured URL.
 func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
-	return nil, func() {}, nil
+	env := &endpoint.Env{Endpoints: map[string]endpoint.Resolved{}}
+	var servers []*sim.Server
+	cleanup := func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}
+	names := make([]string, 0, len(c.Endpoints))
+	for n := range c.Endpoints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ep := c.Endpoints[name]
+		if !endpoint.IsSim(ep.URL) {
+			env.Endpoints[name] = endpoint.Static(ep)
+			continue
+		}
+		var cfg schema.SimConfig
+		if ep.Sim != nil {
+			cfg = *ep.Sim
+		}
+		srv, err := sim.Start(ctx, cfg, ep.Model)
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("start simulator for endpoint %s: %w", name, err)
+		}
+		servers = append(servers, srv)
+		env.Endpoints[name] = endpoint.Resolved{BaseURL: srv.URL(), MetricsURL: srv.URL() + "/metrics", DCGMURL: srv.URL() + "/dcgm/metrics", Sim: true}
+	}
+	return env, cleanup, nil
 }

@@ -63,7 +63,7 @@ func (w *walk) dispatch(n *plan.Node) {
 	}
 	for _, dep := range n.Deps {
 		up := w.result(dep.Node.ID)
-		if dep.Data && up != nil && blocking(up.Outcome) {
+		if dep.Data && up != nil && blocking(up.Outcome) && !(n.Step.Kind.Tolerant && failedOnly(up.Outcome)) {
 			res.Outcome, res.Reason = OutBlocked, fmt.Sprintf("upstream %s %s", dep.Node.ID, up.Outcome)
 			w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Status: OutBlocked, Reason: res.Reason})
 			w.finish(n, res)
@@ -75,6 +75,11 @@ func (w *walk) dispatch(n *plan.Node) {
 		return
 	}
 	go w.execute(n, res, strings.Join(d.Reasons, "; "))
+}
+
+// failedOnly is what a tolerant kind runs past: failures, not refusals.
+func failedOnly(outcome string) bool {
+	return outcome == OutFailed || outcome == OutBlocked
 }
 
 func blocking(outcome string) bool {
@@ -217,8 +222,8 @@ func (w *walk) buildTask(n *plan.Node) (*engine.Task, map[string]string, error) 
 			continue
 		}
 		up := w.result(d.Node.ID)
-		if up != nil && up.Outcome == OutSkipped {
-			ups[d.Node.ID] = ""
+		if up != nil && (up.Outcome == OutSkipped || failedOnly(up.Outcome)) {
+			ups[d.Node.ID] = "" // skipped, or failed under a tolerant kind: no result to read
 			continue
 		}
 		rec, err := w.r.store.Load(d.Node.ID)
