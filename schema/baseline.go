@@ -13,11 +13,11 @@ const (
 // apples to apples. Additive changes stay on _v1; a reshaped metrics map would bump it to _v2.
 // Null means not measured (a legacy baseline or an unscraped server), never zero.
 type PerfBench struct {
-	Schema     string             `json:"schema"`     // inference_perfbench_v1
-	Model      string             `json:"model"`      // served model name (the endpoint's model)
-	ModelPath  string             `json:"model_path"` // HF org/repo (the cell's identity model)
+	Schema     string              `json:"schema"`     // inference_perfbench_v1
+	Model      string              `json:"model"`      // served model name (the endpoint's model)
+	ModelPath  string              `json:"model_path"` // HF org/repo (the cell's identity model)
 	Deployment PerfBenchDeployment `json:"deployment"`
-	Workload   PerfBenchWorkload  `json:"workload"`
+	Workload   PerfBenchWorkload   `json:"workload"`
 	// Metrics by concurrency, keyed by its decimal string ("16").
 	Metrics            map[string]PerfBenchPoint `json:"metrics"`
 	ServerMetricsDelta PerfBenchServer           `json:"server_metrics_delta"`
@@ -83,10 +83,10 @@ type PerfBenchPoint struct {
 // PerfBenchServer is what the server's /metrics said around the sweep. Rates are percent
 // (0–100), so tolerances on them are absolute percentage points.
 type PerfBenchServer struct {
-	PrefixCacheHitRatePre            *float64 `json:"prefix_cache_hit_rate_pre"`  // % at the first point's before-scrape
-	PrefixCacheHitRatePost           *float64 `json:"prefix_cache_hit_rate_post"` // % at the last point's after-scrape
-	GPUCacheUsagePercPeak            *float64 `json:"gpu_cache_usage_perc_peak"`  // % of KV blocks, peak over the sweep
-	NumRequestsRunningPeak           *int     `json:"num_requests_running_peak"`
+	PrefixCacheHitRatePre           *float64 `json:"prefix_cache_hit_rate_pre"`  // % at the first point's before-scrape
+	PrefixCacheHitRatePost          *float64 `json:"prefix_cache_hit_rate_post"` // % at the last point's after-scrape
+	GPUCacheUsagePercPeak           *float64 `json:"gpu_cache_usage_perc_peak"`  // % of KV blocks, peak over the sweep
+	NumRequestsRunningPeak          *int     `json:"num_requests_running_peak"`
 	AvgGenerationThroughputToksPerS *float64 `json:"avg_generation_throughput_toks_per_s"` // Σ generated tokens / Σ window seconds
 }
 

@@ -52,6 +52,9 @@ func walkFields(t reflect.Type, prefix string, out *[]Field, seen map[reflect.Ty
 			path = prefix + "." + f.name
 		}
 		*out = append(*out, Field{Path: path, Type: typeName(f.typ), Doc: f.doc})
+		if f.typ.Implements(reflect.TypeFor[schemaer]()) {
+			continue // describes itself (Count, Duration): its Go fields are not YAML keys
+		}
 		ft := f.typ
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()

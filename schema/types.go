@@ -10,8 +10,8 @@ import (
 
 // Count is requests_per_point: an absolute count, or a multiple of the concurrency ("3x").
 type Count struct {
-	N        int `json:"-"` // absolute count, when set
-	Multiple int `json:"-"` // N× concurrency, when set
+	N        int `yaml:"-" json:"-"` // absolute count, when set
+	Multiple int `yaml:"-" json:"-"` // N× concurrency, when set
 }
 
 // ParseCount reads "12" or "3x".

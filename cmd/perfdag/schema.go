@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -10,7 +12,7 @@ import (
 )
 
 func (a *app) schemaCmd() *cobra.Command {
-	var keys bool
+	var keys, markdown bool
 	cmd := &cobra.Command{
 		Use:   "schema",
 		Short: "Print the campaign file's JSON Schema (generated from the Go types)",
@@ -22,6 +24,10 @@ loader decodes into, so it cannot drift. Point your editor at it for completion:
 With --keys, it prints every key with its type and meaning instead.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if keys && markdown {
+				_, err := io.WriteString(a.stdout, keysMarkdown())
+				return err
+			}
 			if keys {
 				tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
 				for _, f := range schema.Fields() {
@@ -38,7 +44,18 @@ With --keys, it prints every key with its type and meaning instead.`,
 		},
 	}
 	cmd.Flags().BoolVar(&keys, "keys", false, "list every key with its type and documentation")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "with --keys: a Markdown table (the README's key reference)")
 	return cmd
+}
+
+// keysMarkdown is the README's key reference, generated from the schema types.
+func keysMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| key | type | meaning |\n| --- | --- | --- |\n")
+	for _, f := range schema.Fields() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Path, f.Type, strings.ReplaceAll(f.Doc, "|", "\\|"))
+	}
+	return b.String()
 }
 
 func (a *app) kindsCmd() *cobra.Command {
