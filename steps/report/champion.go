@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
+)
+
+// championPage is page 8: the production recommendation, the ranked baseline and top-X arms
+// under the focus metric and TPOT SLO, and what each arm's rigor rests on.
+func championPage(d *doc, v *view, _ *artwork) {
+	d.newPage(TitleChampion)
+	c := v.in.Champion
+	if c == nil {
+		d.missing("No champion selection (champion.json) in this campaign.")
+		return
+	}
+	champ := c.Champion
+	if champ == "" {
+		champ = "none (no arm meets the SLO)"
+	}
+	d.para("Champion: "+champ, 12, fontstyle.Bold, nil)
+	if c.Recommendation != "" {
+		d.para(c.Recommendation, 9.5, fontstyle.Normal, nil)
+	}
+	d.para(fmt.Sprintf("Focus metric %s under a TPOT SLO of %g ms; baseline %s; %d arms considered, top %d shown. The recommendation is evidence for delivery %s only.",
+		c.FocusMetric, c.TPOTSLOMs, first(c.Baseline, "not marked"), c.ArmsConsidered, c.TopX, first(c.Delivery, "not recorded")),
+		7.5, fontstyle.Normal, &colorMuted)
+	d.space(1)
+	cols := []tcol{
+		{head: "Rank", w: 2, align: align.Right}, {head: "Arm", w: 7}, {head: "Engine, delivery", w: 5},
+		{head: "Best point", w: 8}, {head: "Points meeting SLO", w: 3, align: align.Right},
+		{head: "Focus value", w: 3, align: align.Right}, {head: "TPOT (ms)", w: 3, align: align.Right},
+		{head: "TTFT (ms)", w: 3, align: align.Right}, {head: "tok/s /GPU", w: 3, align: align.Right},
+		{head: "vs baseline", w: 3, align: align.Right},
+	}
+	var rows [][]tcell
+	for _, a := range c.Arms {
+		rank := fmt.Sprint(a.Rank)
+		if a.Rank == 0 {
+			rank = "-"
+		}
+		arm := a.Arm
+		if a.Baseline {
+			arm += " (baseline)"
+		}
+		engine := a.Engine
+		if a.EngineVersion != "" {
+			engine += " " + a.EngineVersion
+		}
+		best := "no point meets the SLO"
+		if a.CellID != "" {
+			best = fmt.Sprintf("%s c%d", a.CellID, a.Concurrency)
+		}
+		delta := "-"
+		if a.DeltaVsBaseline != nil {
+			delta = fmt.Sprintf("%+.1f %%", *a.DeltaVsBaseline)
+		}
+		row := []tcell{plain(rank), {text: arm, bold: a.Arm == c.Champion}, plain(engine + ", " + a.Delivery), plain(best),
+			plain(fmt.Sprintf("%d of %d", a.PointsMeetSLO, a.Points)), plain(num(a.FocusValue)), plain(num(a.TPOTMs)), plain(num(a.TTFTAvgMs)), plain(num(a.OutputTokPerGPU)), plain(delta)}
+		if a.Arm == c.Champion {
+			for i := range row {
+				row[i].bg = &colorHeader
+			}
+		}
+		rows = append(rows, row)
+	}
+	d.table(cols, nil, rows)
+	d.space(2)
+	d.heading("Speed-of-light rigor per arm")
+	for _, a := range c.Arms {
+		d.para(fmt.Sprintf("%s: sol_rigor %s - %s", a.Arm, first(a.SolRigor, "?"), first(a.RigorNote, "no note")), bodySize, fontstyle.Normal, nil)
+	}
+	for _, w := range c.Warnings {
+		d.para("Warning: "+w, 7.5, fontstyle.Italic, &colorWarn)
+	}
+}

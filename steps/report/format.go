@@ -1,0 +1,146 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// FormatNumber formats a nullable value exactly as the report prints it, so other outputs
+// (summaries, tests) can quote the same figures.
+func FormatNumber(v *float64) string { return num(v) }
+
+// num formats a nullable value with a precision that suits its size; nil is "n/a".
+func num(v *float64) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return "n/a"
+	}
+	return fnum(*v)
+}
+
+// fnum formats a value: no decimals from 100 up, one from 10, two below; thousands separated.
+func fnum(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a >= 100:
+		return group(strconv.FormatFloat(x, 'f', 0, 64))
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+}
+
+// big formats large counts compactly: 12.35M, 456.7k.
+func big(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	a := math.Abs(*v)
+	switch {
+	case a >= 1e9:
+		return strconv.FormatFloat(*v/1e9, 'f', 2, 64) + "G"
+	case a >= 1e6:
+		return strconv.FormatFloat(*v/1e6, 'f', 2, 64) + "M"
+	case a >= 1e4:
+		return strconv.FormatFloat(*v/1e3, 'f', 1, 64) + "k"
+	}
+	return fnum(*v)
+}
+
+// pct formats a 0–1 ratio as a percentage.
+func pct(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
+}
+
+// pctOf formats a value that is already a percentage.
+func pctOf(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64) + " %"
+}
+
+func usd(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return "$" + strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// group inserts thousands separators into an integer string.
+func group(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// ints joins integers: "1, 8, 32".
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// distinct returns the sorted distinct non-empty strings.
+func distinct(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// plural writes "1 cell" / "3 cells".
+func plural(n int, one string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// mean averages the non-nil values; nil when there are none.
+func mean(vs []*float64) *float64 {
+	s, n := 0.0, 0
+	for _, v := range vs {
+		if v != nil && !math.IsNaN(*v) {
+			s += *v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m := s / float64(n)
+	return &m
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/johnfercher/maroto/v2/pkg/components/col"
+	"github.com/johnfercher/maroto/v2/pkg/components/image"
+	"github.com/johnfercher/maroto/v2/pkg/components/page"
+	"github.com/johnfercher/maroto/v2/pkg/components/row"
+	"github.com/johnfercher/maroto/v2/pkg/components/text"
+	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+	"github.com/johnfercher/maroto/v2/pkg/consts/border"
+	"github.com/johnfercher/maroto/v2/pkg/consts/extension"
+	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
+	"github.com/johnfercher/maroto/v2/pkg/core"
+	"github.com/johnfercher/maroto/v2/pkg/props"
+	"github.com/phpdave11/gofpdf"
+)
+
+// Page geometry in millimetres: A4 portrait with 10 mm margins and a 15 mm bottom margin
+// that holds the page-number footer.
+const (
+	gridSize      = 40
+	contentW      = 190.0
+	marginTop     = 10.0
+	marginSide    = 10.0
+	marginBottom  = 15.0
+	mmPerPt       = 25.4 / 72
+	cellPad       = 1.0
+	bodySize      = 8.5
+	tableFontSize = 7.0
+)
+
+var (
+	colorTitleBand = props.Color{Red: 0x1F, Green: 0x3A, Blue: 0x5F}
+	colorWhite     = props.Color{Red: 255, Green: 255, Blue: 255}
+	colorHeader    = props.Color{Red: 0xE4, Green: 0xE9, Blue: 0xF0}
+	colorGrey      = props.Color{Red: 0xC8, Green: 0xC8, Blue: 0xC8}
+	colorBorder    = props.Color{Red: 0xB0, Green: 0xB0, Blue: 0xB0}
+	colorMuted     = props.Color{Red: 0x55, Green: 0x55, Blue: 0x55}
+	colorWarn      = props.Color{Red: 0x9A, Green: 0x3B, Blue: 0x00}
+)
+
+// doc wraps the maroto document: every page starts with a title band, continuation pages
+// repeat it with "(continued)", and every string passes the secret redactor on its way in.
+type doc struct {
+	m       core.Maroto
+	measure *gofpdf.Fpdf
+	tr      func(string) string
+	redact  func(string) string
+	title   string
+	repeat  []fixedRow // rows re-added after a page break (a table header)
+}
+
+type fixedRow struct {
+	h float64
+	r core.Row
+}
+
+// newPage starts a page with a title band.
+func (d *doc) newPage(title string) {
+	d.title, d.repeat = title, nil
+	d.m.AddPages(page.New().Add(d.titleRows(title)...))
+}
+
+func (d *doc) titleRows(title string) []core.Row {
+	band := row.New(9).Add(text.NewCol(gridSize, d.out(title), props.Text{
+		Size: 13, Style: fontstyle.Bold, Color: &colorWhite, Top: 1.8, Left: 2.5,
+	})).WithStyle(&props.Cell{BackgroundColor: &colorTitleBand})
+	return []core.Row{band, row.New(2.5)}
+}
+
+// fits reports whether h more millimetres fit on the current page.
+func (d *doc) fits(h float64) bool { return d.m.FitlnCurrentPage(h + 0.5) }
+
+// add appends a row of known height, continuing on a new titled page when it does not fit.
+func (d *doc) add(h float64, r core.Row) {
+	if !d.fits(h) {
+		d.m.AddPages(page.New().Add(d.titleRows(d.title + " (continued)")...))
+		for _, rr := range d.repeat {
+			d.m.AddRows(rr.r)
+		}
+	}
+	d.m.AddRows(r)
+}
+
+// keep makes sure h millimetres fit before a block that must not be split (a heading and its table).
+func (d *doc) keep(h float64) {
+	if !d.fits(h) {
+		d.m.AddPages(page.New().Add(d.titleRows(d.title + " (continued)")...))
+	}
+}
+
+func (d *doc) space(h float64) { d.add(h, row.New(h)) }
+
+// out prepares a string for the PDF: secrets redacted, then translated to the core fonts'
+// code page once here (the text family is "Arial", which maroto does not re-translate on
+// every call — its per-call translator setup dominated the render time).
+func (d *doc) out(s string) string { return d.tr(d.redact(s)) }
+
+// lines wraps s (already passed through out) the way maroto does, greedy on spaces, and
+// returns the line count.
+func (d *doc) lines(s string, size float64, style fontstyle.Type, width float64) int {
+	st := ""
+	if style == fontstyle.Bold {
+		st = "B"
+	} else if style == fontstyle.Italic {
+		st = "I"
+	}
+	d.measure.SetFont("Arial", st, size)
+	n, cur := 0, 0.0
+	space := d.measure.GetStringWidth(" ")
+	for _, w := range strings.Split(s, " ") {
+		if w == "" {
+			continue
+		}
+		ww := d.measure.GetStringWidth(w)
+		switch {
+		case n == 0:
+			n, cur = 1, ww
+		case cur+space+ww <= width:
+			cur += space + ww
+		default:
+			n, cur = n+1, ww
+		}
+	}
+	return max(n, 1)
+}
+
+// fitWords breaks any word wider than width (a long cell id, model name or URL) after its
+// '-', '/', '_' or '.' characters, or anywhere as a last resort, so maroto never draws a word
+// across the column border.
+func (d *doc) fitWords(s string, size float64, style fontstyle.Type, width float64) string {
+	st := ""
+	if style == fontstyle.Bold {
+		st = "B"
+	}
+	d.measure.SetFont("Arial", st, size)
+	words := strings.Split(s, " ")
+	changed := false
+	for i, w := range words {
+		if d.measure.GetStringWidth(w) <= width {
+			continue
+		}
+		changed = true
+		var parts []string
+		cur := ""
+		for _, r := range w {
+			next := cur + string(r)
+			if cur != "" && d.measure.GetStringWidth(next) > width {
+				// Prefer the last separator inside cur as the break point.
+				if j := strings.LastIndexAny(cur, "-/_."); j > 0 && j < len(cur)-1 {
+					parts, cur = append(parts, cur[:j+1]), cur[j+1:]+string(r)
+					if d.measure.GetStringWidth(cur) <= width {
+						continue
+					}
+				}
+				parts, cur = append(parts, cur), string(r)
+				continue
+			}
+			cur = next
+		}
+		words[i] = strings.Join(append(parts, cur), " ")
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(words, " ")
+}
+
+// para adds a wrapped paragraph across the page.
+func (d *doc) para(s string, size float64, style fontstyle.Type, clr *props.Color) {
+	s = d.out(s)
+	n := d.lines(s, size, style, contentW-2*cellPad)
+	lineH := size * mmPerPt * 1.18
+	h := float64(n)*lineH + 1.6
+	d.add(h, row.New(h).Add(text.NewCol(gridSize, s, props.Text{
+		Size: size, Style: style, Color: clr, Left: cellPad, Right: cellPad, Top: 0.6,
+		VerticalPadding: lineH - size*mmPerPt,
+	})))
+}
+
+// heading adds a section heading.
+func (d *doc) heading(s string) {
+	d.add(7, row.New(7).Add(text.NewCol(gridSize, d.out(s), props.Text{Size: 10.5, Style: fontstyle.Bold, Top: 2})))
+}
+
+// images adds PNGs side by side in equal columns, h millimetres tall.
+func (d *doc) images(h float64, pngs ...[]byte) {
+	r := row.New(h)
+	w := gridSize / len(pngs)
+	for _, p := range pngs {
+		r.Add(image.NewFromBytesCol(w, p, extension.Png, props.Rect{Center: true, Percent: 100}))
+	}
+	d.add(h, r)
+}
+
+// tcol is a table column: header text, width in grid units, alignment.
+type tcol struct {
+	head  string
+	w     int
+	align align.Type
+}
+
+// tcell is a table cell with optional background and text colour.
+type tcell struct {
+	text string
+	bg   *props.Color
+	fg   *props.Color
+	bold bool
+}
+
+// tgroup is a header cell spanning columns above the column headers.
+type tgroup struct {
+	head string
+	w    int
+}
+
+func plain(s string) tcell { return tcell{text: s} }
+
+// table adds a table whose header rows repeat after a page break; cell heights follow the
+// longest wrapped text of the row.
+func (d *doc) table(cols []tcol, groups []tgroup, rows [][]tcell) {
+	fs := tableFontSize
+	var header []fixedRow
+	if len(groups) > 0 {
+		var gcells []tcell
+		var gcols []tcol
+		for _, g := range groups {
+			gcells = append(gcells, tcell{text: g.head, bg: &colorHeader, bold: true})
+			gcols = append(gcols, tcol{w: g.w, align: align.Center})
+		}
+		header = append(header, d.tableRow(gcols, gcells, fs))
+	}
+	hcells := make([]tcell, len(cols))
+	for i, c := range cols {
+		hcells[i] = tcell{text: c.head, bg: &colorHeader, bold: true}
+	}
+	header = append(header, d.tableRow(cols, hcells, fs))
+	total := 0.0
+	for _, h := range header {
+		total += h.h
+	}
+	first := 0.0
+	if len(rows) > 0 {
+		first = d.tableRow(cols, rows[0], fs).h
+	}
+	d.keep(total + first)
+	for _, h := range header {
+		d.add(h.h, h.r)
+	}
+	d.repeat = header
+	for _, r := range rows {
+		fr := d.tableRow(cols, r, fs)
+		d.add(fr.h, fr.r)
+	}
+	d.repeat = nil
+}
+
+func (d *doc) tableRow(cols []tcol, cells []tcell, fs float64) fixedRow {
+	lineH := fs * mmPerPt * 1.15
+	n := 1
+	txt := make([]string, len(cells))
+	for i, c := range cells {
+		style := fontstyle.Normal
+		if c.bold {
+			style = fontstyle.Bold
+		}
+		w := float64(cols[i].w)/gridSize*contentW - 2*cellPad
+		txt[i] = d.fitWords(d.out(c.text), fs, style, w)
+		n = max(n, d.lines(txt[i], fs, style, w))
+	}
+	h := float64(n)*lineH + 1.5
+	r := row.New(h)
+	for i, c := range cells {
+		style := fontstyle.Normal
+		if c.bold {
+			style = fontstyle.Bold
+		}
+		al := cols[i].align
+		if al == "" {
+			al = align.Left
+		}
+		cl := col.New(cols[i].w).Add(text.New(txt[i], props.Text{
+			Size: fs, Style: style, Align: al, Color: c.fg, Left: cellPad, Right: cellPad, Top: 0.55,
+			VerticalPadding: lineH - fs*mmPerPt,
+		}))
+		st := &props.Cell{BorderType: border.Full, BorderColor: &colorBorder, BorderThickness: 0.1}
+		if c.bg != nil {
+			st.BackgroundColor = c.bg
+		}
+		r.Add(cl.WithStyle(st))
+	}
+	return fixedRow{h: h, r: r}
+}
+
+// missing writes the one line a page shows when its data is absent.
+func (d *doc) missing(s string) {
+	d.para(s, 10, fontstyle.Italic, &colorMuted)
+}

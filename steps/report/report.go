@@ -1,0 +1,93 @@
+// Package report renders a campaign into the PDF a stakeholder reads: a cover with the coverage
+// line, caveats and the source under test, scatter panes per max_num_batched_tokens, heatmap
+// tables at fixed concurrencies, the AA, TPM, DCGM, roofline, champion and spec-decode pages.
+// A page whose data is missing says so in one line instead of vanishing.
+package report
+
+import (
+	"slices"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// FlagEvicted marks an atlas row measured while the server evicted (preempted) request context
+// from its KV cache, so the latencies include recomputation; the report footnotes such rows.
+const FlagEvicted = "evicted"
+
+// Input is everything the report reads; every part but the atlas may be absent (nil or empty).
+type Input struct {
+	Dir      string                   // campaign directory it was loaded from; "" when built in memory
+	Campaign *schema.Campaign         // config.yaml
+	Atlas    []schema.AtlasRow        // atlas.jsonl
+	TPM      *schema.TPMSummary       // tpm_summary.json
+	DCGM     []schema.DCGMCorrelation // cells/*/dcgm_correlation.json, by cell id
+	Spec     []schema.SpecWindow      // cells/*/spec_metrics/*.json
+	Roofline []schema.RooflineSweep   // cells/*/roofline_sweep.json
+	Champion *schema.Champion         // champion.json
+	Source   map[string]string        // "key: value" fields of SOURCE.md, keys lower-cased
+}
+
+// Page titles: every page starts with one (continuation pages add "(continued)").
+const (
+	TitleCover    = "Campaign report"
+	TitleScatter  = "Latency and throughput by max_num_batched_tokens"
+	TitleHeatmap  = "Heatmaps at fixed concurrency"
+	TitleAA       = "Artificial Analysis metrics by shape and concurrency"
+	TitleTPM      = "TPM supported across hardware types"
+	TitleDCGM     = "DCGM utilization per point"
+	TitleRoofline = "Prefill/decode roofline"
+	TitleChampion = "Champion selection"
+	TitleSpec     = "Speculative decoding acceptance"
+)
+
+// PageInfo says whether a report page has data, so a caller can log which pages are empty.
+type PageInfo struct {
+	Title   string
+	HasData bool
+	Missing string // the one line the page shows when it has no data
+}
+
+// Contents lists the report's pages in order with whether each has data.
+func Contents(in Input) []PageInfo {
+	v := newView(in)
+	return []PageInfo{
+		{Title: TitleCover, HasData: true},
+		{Title: TitleScatter, HasData: v.plotReady > 0, Missing: "No plot-ready points in this campaign."},
+		{Title: TitleHeatmap, HasData: len(v.rows) > 0, Missing: "No atlas rows in this campaign."},
+		{Title: TitleAA, HasData: len(aaRows(v.rows)) > 0, Missing: "No AA-shaped cells (aa-1k, aa-10k, aa-100k) in this campaign."},
+		{Title: TitleTPM, HasData: in.TPM != nil && len(in.TPM.Groups) > 0, Missing: "No TPM summary (tpm_summary.json) in this campaign."},
+		{Title: TitleDCGM, HasData: len(dcgmTable(in, v)) > 0, Missing: "No DCGM data in this campaign."},
+		{Title: TitleRoofline, HasData: hasRoofline(in.Roofline), Missing: "No roofline sweep in this campaign."},
+		{Title: TitleChampion, HasData: in.Champion != nil, Missing: "No champion selection (champion.json) in this campaign."},
+		{Title: TitleSpec, HasData: len(specCells(in, v)) > 0, Missing: "No speculative-decoding data in this campaign."},
+	}
+}
+
+// options are the report layout choices after defaults.
+type options struct {
+	title     string
+	labels    []int
+	heatmapCs []int
+}
+
+func optionsOf(c *schema.Campaign) options {
+	o := options{title: "perfdag campaign", labels: []int{1, 8, 32}, heatmapCs: []int{8, 16, 32}}
+	if c == nil {
+		return o
+	}
+	if c.Campaign != "" {
+		o.title = c.Campaign
+	}
+	if r := c.Report; r != nil {
+		if r.Title != "" {
+			o.title = r.Title
+		}
+		if len(r.LabelConcurrencies) > 0 {
+			o.labels = slices.Clone(r.LabelConcurrencies)
+		}
+		if len(r.HeatmapConcurrencies) > 0 {
+			o.heatmapCs = slices.Clone(r.HeatmapConcurrencies)
+		}
+	}
+	return o
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/perfdag/perfdag/steps/report/charts"
+)
+
+const specChartH = 70.0
+
+// specPoint is one point's speculative-decoding acceptance.
+type specPoint struct {
+	c      int
+	al, ar *float64
+}
+
+// specCell is one cell's acceptance across its points.
+type specCell struct {
+	cell    string
+	variant *variant // nil when the cell has no atlas rows
+	points  []specPoint
+}
+
+// specCells gathers acceptance per cell and point from the atlas, filling points the atlas
+// lacks from the spec_metrics windows; cells without any drafts are left out.
+func specCells(in Input, v *view) []specCell {
+	by := map[string]map[int]*specPoint{}
+	vars := map[string]*variant{}
+	put := func(cell string, c int, al, ar *float64) {
+		if al == nil && ar == nil {
+			return
+		}
+		if by[cell] == nil {
+			by[cell] = map[int]*specPoint{}
+		}
+		if by[cell][c] == nil {
+			by[cell][c] = &specPoint{c: c, al: al, ar: ar}
+		}
+	}
+	for i := range v.rows {
+		r := &v.rows[i]
+		put(r.CellID, r.Concurrency, r.AcceptanceLength, r.SpecAcceptRate)
+		if vars[r.CellID] == nil {
+			vars[r.CellID] = v.variantOf(r)
+		}
+	}
+	for _, w := range in.Spec {
+		put(w.Cell, w.Concurrency, w.AcceptanceLength, w.SpecAcceptRate)
+	}
+	var out []specCell
+	for cell, pts := range by {
+		sc := specCell{cell: cell, variant: vars[cell]}
+		for _, p := range pts {
+			sc.points = append(sc.points, *p)
+		}
+		slices.SortFunc(sc.points, func(a, b specPoint) int { return a.c - b.c })
+		out = append(out, sc)
+	}
+	slices.SortFunc(out, func(a, b specCell) int {
+		switch {
+		case a.variant != nil && b.variant != nil && a.variant != b.variant:
+			return compareVariant(a.variant.key, b.variant.key)
+		case (a.variant == nil) != (b.variant == nil):
+			return cmp.Compare(boolInt(a.variant == nil), boolInt(b.variant == nil))
+		}
+		return cmp.Compare(a.cell, b.cell)
+	})
+	return out
+}
+
+func specCharts(v *view, art *artwork) []job {
+	cells := specCells(v.in, v)
+	if len(cells) == 0 {
+		return nil
+	}
+	return []job{func() error {
+		var series []charts.Series
+		var ticks []float64
+		named := map[string]bool{}
+		for i, sc := range cells {
+			s := charts.Series{Name: sc.cell, Color: charts.Color(i), Marker: charts.Circle, Line: true, Width: 0.6}
+			if sc.variant != nil {
+				s.Name, s.Color, s.Marker, s.Hollow = sc.variant.label, sc.variant.color, sc.variant.marker, sc.variant.key.MTP
+				s.NoLegend = named[s.Name]
+				named[s.Name] = true
+			}
+			for _, p := range sc.points {
+				if p.al != nil {
+					s.Points = append(s.Points, charts.Point{X: float64(p.c), Y: *p.al})
+					if !slices.Contains(ticks, float64(p.c)) {
+						ticks = append(ticks, float64(p.c))
+					}
+				}
+			}
+			series = append(series, s)
+		}
+		slices.Sort(ticks)
+		ch := charts.Chart{
+			Title:  "Acceptance length vs concurrency (one line per cell)",
+			X:      charts.Axis{Label: "concurrency (requests in flight)", Log: true, Ticks: ticks},
+			Y:      charts.Axis{Label: "acceptance length (tokens per step)"},
+			Series: series, Legend: true,
+			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(specChartH) * vg.Millimeter, FontSize: 7,
+			Empty: "no acceptance length measured",
+		}
+		b, err := ch.PNG()
+		if err != nil {
+			return fmt.Errorf("spec chart: %w", err)
+		}
+		art.spec = b
+		return nil
+	}}
+}
+
+// specPage shows speculative-decoding acceptance where it was measured.
+func specPage(d *doc, v *view, art *artwork) {
+	d.newPage(TitleSpec)
+	cells := specCells(v.in, v)
+	if len(cells) == 0 {
+		d.missing("No speculative-decoding data in this campaign.")
+		return
+	}
+	d.para("Acceptance length = 1 + accepted / drafts (tokens emitted per verification step); accept rate = accepted / draft tokens, from the server's spec-decode counters scraped before and after each point.",
+		7.5, fontstyle.Normal, &colorMuted)
+	d.images(specChartH, art.spec)
+	cols := []tcol{
+		{head: "Cell", w: 12}, {head: "Variant", w: 10}, {head: "Points", w: 3, align: align.Right},
+		{head: "Acceptance length (mean)", w: 5, align: align.Right}, {head: "Acceptance length (min-max)", w: 5, align: align.Right},
+		{head: "Accept rate (mean)", w: 5, align: align.Right},
+	}
+	var rows [][]tcell
+	for _, sc := range cells {
+		var als, ars []*float64
+		var vals []float64
+		for _, p := range sc.points {
+			als, ars = append(als, p.al), append(ars, p.ar)
+			if p.al != nil {
+				vals = append(vals, *p.al)
+			}
+		}
+		label := "-"
+		if sc.variant != nil {
+			label = sc.variant.label
+		}
+		rng := "n/a"
+		if len(vals) > 0 {
+			rng = fnum(slices.Min(vals)) + " - " + fnum(slices.Max(vals))
+		}
+		rows = append(rows, []tcell{plain(sc.cell), plain(label), plain(fmt.Sprint(len(sc.points))),
+			plain(num(mean(als))), plain(rng), plain(pct(mean(ars)))})
+	}
+	d.table(cols, nil, rows)
+}
