@@ -17,6 +17,7 @@ import (
 	"github.com/perfdag/perfdag/steps/endpoint"
 	"github.com/perfdag/perfdag/steps/exec"
 	"github.com/perfdag/perfdag/steps/prewarm"
+	"github.com/perfdag/perfdag/steps/render"
 	"github.com/perfdag/perfdag/steps/rooflineimport"
 	"github.com/perfdag/perfdag/steps/runshape"
 	"github.com/perfdag/perfdag/steps/scrapespec"
@@ -33,6 +34,7 @@ func Kinds() []engine.Kind {
 		settle.Kind,
 		runshape.Kind,
 		scrapespec.Kind,
+		render.Kind,
 		aggregate.Kind,
 		rooflineimport.Kind,
 		championselect.Kind,

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/perfdag/perfdag/engine/gate"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -37,6 +39,12 @@ func coverPage(d *doc, v *view, _ *artwork) {
 	}
 	d.space(2)
 
+	d.heading("Quality gates")
+	for _, line := range gateLines(v.in.Gates) {
+		d.para("- "+line, bodySize, fontstyle.Normal, nil)
+	}
+	d.space(2)
+
 	d.heading("Source under test")
 	var rows [][]tcell
 	for _, f := range sourceFields(v) {
@@ -58,6 +66,54 @@ func coverPage(d *doc, v *view, _ *artwork) {
 		crows = append(crows, []tcell{plain(p.Title), status})
 	}
 	d.table([]tcol{{head: "Page", w: 16}, {head: "Status", w: 24}}, nil, crows)
+}
+
+// gateLines summarises the gate verdicts: every refusal and warning by gate, or that all passed.
+func gateLines(vs []gate.Verdict) []string {
+	if len(vs) == 0 {
+		return []string{"No quality gates were evaluated in this campaign."}
+	}
+	type group struct {
+		severity, why string
+		nodes         []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	passed := 0
+	for _, v := range vs {
+		if v.Passed {
+			passed++
+			continue
+		}
+		g, ok := groups[v.Gate]
+		if !ok {
+			why := v.Message
+			if why == "" {
+				why = v.Rule + " is false"
+			}
+			if v.Error != "" {
+				why = v.Error
+			}
+			g = &group{severity: v.Severity, why: why}
+			groups[v.Gate] = g
+			order = append(order, v.Gate)
+		}
+		g.nodes = append(g.nodes, v.Node)
+	}
+	out := []string{fmt.Sprintf("%d of %d gate checks passed.", passed, len(vs))}
+	for _, id := range order {
+		g := groups[id]
+		nodes := strings.Join(g.nodes, ", ")
+		if len(g.nodes) > 6 {
+			nodes = strings.Join(g.nodes[:6], ", ") + fmt.Sprintf(" and %d more", len(g.nodes)-6)
+		}
+		label := "WARNING"
+		if g.severity == gate.Fail {
+			label = "REFUSED"
+		}
+		out = append(out, fmt.Sprintf("%s %s (%s): %s — on %s", label, id, g.severity, g.why, nodes))
+	}
+	return out
 }
 
 // caveats lists what every number in the report must be read with: cache mode, ISL/OSL,

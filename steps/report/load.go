@@ -1,6 +1,11 @@
 package report
 
 import (
+	"sort"
+
+	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/engine/gate"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -32,6 +37,25 @@ const (
 
 // Load reads what a campaign directory holds. Every part is optional; a part that is present
 // but malformed is an error naming its file (and line or field).
+// gateVerdicts reads every gate verdict the campaign's checkpoints hold (the latest of each node).
+func gateVerdicts(campaignDir string) ([]gate.Verdict, error) {
+	recs, err := checkpoint.ReadOnly(campaignDir).LoadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []gate.Verdict
+	for _, r := range recs {
+		out = append(out, r.Gates...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Gate != out[j].Gate {
+			return out[i].Gate < out[j].Gate
+		}
+		return out[i].Node < out[j].Node
+	})
+	return out, nil
+}
+
 func Load(campaignDir string) (Input, error) {
 	in := Input{Dir: campaignDir}
 	if st, err := os.Stat(campaignDir); err != nil {
@@ -75,6 +99,9 @@ func Load(campaignDir string) (Input, error) {
 		return in, err
 	} else if b != nil {
 		in.Source = parseSource(b)
+	}
+	if in.Gates, err = gateVerdicts(campaignDir); err != nil {
+		return Input{}, err
 	}
 	return in, nil
 }

@@ -5,6 +5,8 @@
 package report
 
 import (
+	"github.com/perfdag/perfdag/engine/gate"
+
 	"slices"
 
 	"github.com/perfdag/perfdag/schema"
@@ -25,6 +27,7 @@ type Input struct {
 	Roofline []schema.RooflineSweep   // cells/*/roofline_sweep.json
 	Champion *schema.Champion         // champion.json
 	Source   map[string]string        // "key: value" fields of SOURCE.md, keys lower-cased
+	Gates    []gate.Verdict           // the quality-gate verdicts of the campaign's nodes
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").

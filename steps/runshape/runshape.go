@@ -272,7 +272,7 @@ func (s *samplers) stop() {
 // SamplesFile and DCGMSamplesFile are where the window's samples land for scrape-spec and
 // dcgm-correlate, relative to the campaign directory.
 func SamplesFile(cell string, conc int) string {
-	return filepath.Join(measure.CellDir(cell), "spec_metrics", "c"+strconv.Itoa(conc)+".samples.json")
+	return filepath.Join(measure.CellDir(cell), "spec_metrics", "readings-c"+strconv.Itoa(conc)+".json")
 }
 
 // DCGMSamplesFile holds the DCGM exporter samples of one point (dcgm.EncodeSamples lines).

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/engine/schedule"
+	"github.com/perfdag/perfdag/engine/workspace"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/baseline"
+)
+
+type scheduleFlags struct {
+	state, root, registry string
+	once, list, asJSON    bool
+	count, parallel       int
+}
+
+func (a *app) scheduleCmd() *cobra.Command {
+	var f scheduleFlags
+	cmd := &cobra.Command{
+		Use:   "schedule FILE...",
+		Short: "Run campaigns on their cron schedules and diff every run against its baseline",
+		Long: `Schedule runs every campaign FILE that has a schedule: block on its cron expression
+(five fields, in schedule.timezone, an IANA zone; default UTC). Each run gets a fresh
+campaign directory under --root, runs like 'perfdag run', and is then diffed against the
+baseline named in schedule.baseline (see 'perfdag baseline'); verdict.json goes into the
+campaign directory and one line into <state>/history.jsonl. A RED verdict, a failed run or
+a diff that cannot be made runs schedule.on_red (argv, env, dir, timeout; default timeout
+5m) with PERFDAG_VERDICT, PERFDAG_CAMPAIGN_DIR and PERFDAG_VERDICT_FILE set.
+
+One campaign never runs twice at once. A slot that comes due while its previous run is
+still going follows schedule.overlap: skip (default) drops it, queue runs it afterwards (at
+most one waits), replace cancels the running campaign and starts the new one. Campaigns
+sharing an endpoint URL never run at once: the later one waits.
+
+A per-campaign watermark in the state directory (written atomically, with a fingerprint of
+the expression and zone) makes sure no slot runs twice, across restarts. Slots missed while
+the scheduler was down run on start when they are within schedule.catchup_window — the
+most recent schedule.catchup_max of them (default 1). A slot up to one minute late still
+counts as on time. An edited expression or zone does not replay old slots.
+
+SIGTERM or Ctrl-C stops the running campaigns (they checkpoint; continue one with 'perfdag
+resume DIR'), then the scheduler exits. --once runs what is due now (on time or caught up)
+and exits — for system cron and CI. --list prints each campaign's next fire times.
+
+Exit codes: 0 every run GREEN (or nothing due; a missing baseline only warns) · 1 a run was
+RED, failed or could not be diffed · 2 bad usage · 3 an invalid campaign file · 130
+interrupted while a run was going.`,
+		Example: `  perfdag schedule pipelines/nightly-sweep.yaml
+  perfdag schedule --list pipelines/*.yaml
+  perfdag schedule --once nightly.yaml --root /data/campaigns --registry /data/baselines   # from system cron
+  perfdag schedule --once --json nightly.yaml | jq '.[].verdict'`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.schedule(cmd.Context(), args, &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.state, "state", "", "scheduler state: watermarks, history.jsonl, lock (default <root>/.schedule)")
+	cmd.Flags().StringVar(&f.root, "root", "campaigns", "where each run's campaign directory is created")
+	cmd.Flags().StringVar(&f.registry, "registry", "baselines", "baseline registry folder")
+	cmd.Flags().BoolVar(&f.once, "once", false, "run every slot due now (including catch-up), then exit")
+	cmd.Flags().BoolVar(&f.list, "list", false, "print each campaign's next fire times in its zone and exit")
+	cmd.Flags().IntVar(&f.count, "count", 5, "fire times per campaign for --list")
+	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps of each run")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON: the --list table, or the runs' verdicts")
+	return cmd
+}
+
+// scheduled is one campaign file with a schedule, as loaded at start.
+type scheduled struct {
+	job     schedule.Job
+	spec    *schema.Campaign
+	baseDir string
+	tol     baseline.Tolerances
+}
+
+func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) error {
+	if f.state == "" {
+		f.state = filepath.Join(f.root, ".schedule")
+	}
+	camps, err := a.loadScheduled(files)
+	if err != nil {
+		return err
+	}
+	jobs := make([]schedule.Job, 0, len(camps))
+	for _, c := range camps {
+		jobs = append(jobs, c.job)
+	}
+	if f.list {
+		return a.listSchedules(camps, f)
+	}
+	h := newVerdictHook(a, camps, f)
+	s, err := schedule.New(jobs, schedule.Options{
+		StateDir: f.state,
+		Runner:   &campaignRunner{a: a, root: f.root, parallel: f.parallel, slugs: slugsByFile(camps)},
+		Hook:     h,
+		Log:      a.stderr,
+	})
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var runs []schedule.Run
+	if f.once {
+		runs, err = s.Once(ctx)
+	} else {
+		fmt.Fprintf(a.stderr, "scheduling %d campaign(s); state in %s; Ctrl-C or SIGTERM to stop\n", len(jobs), f.state)
+		err = s.Run(ctx)
+	}
+	if err != nil {
+		return exit(ExitFailed, err)
+	}
+	if f.once && f.asJSON {
+		if err := writeJSON(a.stdout, h.verdicts()); err != nil {
+			return err
+		}
+	}
+	if f.once && len(runs) == 0 {
+		fmt.Fprintln(a.stderr, "nothing due now")
+	}
+	return h.exitCode()
+}
+
+// loadScheduled compiles every file, keeping those with a schedule: block; tolerance keys
+// are checked here (the engine does not know the baseline's metric names).
+func (a *app) loadScheduled(files []string) ([]*scheduled, error) {
+	var out []*scheduled
+	for _, path := range files {
+		c, _, err := compile(path, nil, "")
+		if err != nil {
+			return nil, a.invalid(err, path, c)
+		}
+		sc := c.Spec.Schedule
+		if sc == nil {
+			fmt.Fprintf(a.stderr, "%s: no schedule: block, not scheduled\n", path)
+			continue
+		}
+		tol := baseline.Tolerances(sc.Tolerances)
+		if err := tol.Check("schedule.tolerances"); err != nil {
+			var l diag.List
+			for k := range sc.Tolerances {
+				if one := (baseline.Tolerances{k: sc.Tolerances[k]}).Check("schedule.tolerances"); one != nil {
+					line, col := c.Position("schedule.tolerances." + k)
+					l.Add(path, line, col, "", "%s", one.Error())
+				}
+			}
+			l.Sort()
+			return nil, a.invalid(l, path, c)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, exit(ExitUsage, err)
+		}
+		var exclusive []string
+		for _, ep := range c.Spec.Endpoints {
+			if !strings.HasPrefix(ep.URL, "sim://") { // each run starts its own simulator
+				exclusive = append(exclusive, ep.URL)
+			}
+		}
+		out = append(out, &scheduled{
+			job:     schedule.Job{Name: c.Spec.Campaign, File: abs, Schedule: *sc, Exclusive: exclusive},
+			spec:    c.Spec,
+			baseDir: c.BaseDir,
+			tol:     tol,
+		})
+	}
+	if len(out) == 0 {
+		return nil, exitf(ExitUsage, "none of the files has a schedule: block (e.g. schedule: {cron: \"0 3 * * 1\", baseline: weekly-aa})")
+	}
+	return out, nil
+}
+
+func slugsByFile(camps []*scheduled) map[string]string {
+	m := map[string]string{}
+	for _, c := range camps {
+		m[c.job.File] = c.job.Name
+	}
+	return m
+}
+
+// campaignRunner runs a scheduled campaign the way `perfdag run` does, into a fresh directory.
+type campaignRunner struct {
+	a        *app
+	root     string
+	parallel int
+	slugs    map[string]string
+}
+
+func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
+	dir, err := workspace.Create(r.root, r.slugs[file], time.Now())
+	if err != nil {
+		return "", err
+	}
+	// The run's summary goes to stderr: stdout carries the scheduler's own output.
+	child := &app{stdin: r.a.stdin, stdout: r.a.stderr, stderr: r.a.stderr}
+	err = child.runFile(ctx, file, &runFlags{out: dir, root: r.root, parallel: r.parallel})
+	if err != nil && err.Error() == "" {
+		err = fmt.Errorf("run ended with exit status %d (see 'perfdag status %s')", codeOf(err), dir)
+	}
+	return dir, err
+}
+
+// listEntry is one campaign of `schedule --list`.
+type listEntry struct {
+	Campaign      string          `json:"campaign"`
+	File          string          `json:"file"`
+	Cron          string          `json:"cron"`
+	Timezone      string          `json:"timezone"`
+	Overlap       string          `json:"overlap"`
+	CatchupWindow string          `json:"catchup_window"`
+	CatchupMax    int             `json:"catchup_max"`
+	Baseline      string          `json:"baseline,omitempty"`
+	Next          []string        `json:"next"`
+	Watermark     *time.Time      `json:"watermark,omitempty"`
+	LastRun       *schedule.Run   `json:"last_run,omitempty"`
+}
+
+func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
+	now := time.Now()
+	var entries []listEntry
+	for _, c := range camps {
+		sc := c.job.Schedule
+		times, err := schedule.Upcoming(c.job, now, f.count)
+		if err != nil {
+			return exit(ExitUsage, err)
+		}
+		e := listEntry{Campaign: c.job.Name, File: c.job.File, Cron: sc.Cron, Timezone: firstNonEmpty(sc.Timezone, "UTC"),
+			Overlap: firstNonEmpty(sc.Overlap, schedule.OverlapSkip), CatchupWindow: sc.CatchupWindow.String(),
+			CatchupMax: max(sc.CatchupMax, 1), Baseline: sc.Baseline}
+		if sc.CatchupWindow.IsZero() {
+			e.CatchupWindow = "none"
+		}
+		for _, t := range times {
+			e.Next = append(e.Next, t.Format(time.RFC3339))
+		}
+		if st, found, err := schedule.ReadState(f.state, c.job.Name); err == nil && found {
+			e.Watermark, e.LastRun = &st.Watermark, st.LastRun
+		}
+		entries = append(entries, e)
+	}
+	if f.asJSON {
+		return writeJSON(a.stdout, entries)
+	}
+	for i, e := range entries {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "%s (%s)\n  cron %q in %s · overlap %s · catch-up %s (max %d) · baseline %s\n",
+			e.Campaign, e.File, e.Cron, e.Timezone, e.Overlap, e.CatchupWindow, e.CatchupMax, firstNonEmpty(e.Baseline, "none"))
+		if e.LastRun != nil {
+			fmt.Fprintf(a.stdout, "  last run: slot %s %s %s\n", e.LastRun.Slot.Format(time.RFC3339), e.LastRun.Outcome, e.LastRun.Dir)
+		}
+		for j, t := range e.Next {
+			label := "  next:"
+			if j > 0 {
+				label = "       "
+			}
+			tt, _ := time.Parse(time.RFC3339, t)
+			if loc, err := time.LoadLocation(e.Timezone); err == nil {
+				tt = tt.In(loc)
+			}
+			fmt.Fprintf(a.stdout, "%s %s\n", label, tt.Format("Mon 2006-01-02 15:04 MST"))
+		}
+	}
+	return nil
+}
+
+// errAny reports whether any error in errs is non-nil.
+func errAny(errs ...error) error { return errors.Join(errs...) }
+
+// historyLine is one line of <state>/history.jsonl.
+type historyLine struct {
+	Time     string `json:"time"`
+	Campaign string `json:"campaign"`
+	File     string `json:"file"`
+	Slot     string `json:"slot"`
+	Trigger  string `json:"trigger"`
+	Outcome  string `json:"outcome"`
+	Verdict  string `json:"verdict"`
+	Dir      string `json:"dir,omitempty"`
+	Baseline string `json:"baseline,omitempty"`
+	Red      int    `json:"red_rows,omitempty"`
+	Error    string `json:"error,omitempty"`
+	OnRed    string `json:"on_red,omitempty"`
+}
+
+func marshalLine(v any) []byte {
+	b, _ := json.Marshal(v)
+	return append(b, '\n')
+}
+
+var _ = os.Getpid
