@@ -147,7 +147,7 @@ type Verdict struct {
 	Started  string        `json:"started"`
 	Ended    string        `json:"ended"`
 	Outcome  string        `json:"outcome"` // succeeded, failed, interrupted
-	Verdict  string        `json:"verdict"` // GREEN, RED, FAILED, INTERRUPTED, NO_BASELINE, NOT_COMPARED
+	Verdict  string        `json:"verdict"` // GREEN, RED, FAILED, ERROR (diff impossible), INTERRUPTED, NO_BASELINE, NOT_COMPARED
 	Error    string        `json:"error,omitempty"`
 	Diff     *BaselineDiff `json:"diff,omitempty"`
 	OnRed    string        `json:"on_red,omitempty"` // what the on_red command did

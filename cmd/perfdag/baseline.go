@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,11 +85,11 @@ Points that never ran are left out; a diff then reports them missing (RED).`,
 
 // recordOutput is what `baseline record --json` prints.
 type recordOutput struct {
-	Path     string                `json:"path"`
-	SHA256   string                `json:"sha256"`
-	Entry    schema.BaselineEntry  `json:"entry"`
-	Headline *headlineOutput       `json:"headline"`
-	Snapshot *schema.PerfBench     `json:"snapshot"`
+	Path     string               `json:"path"`
+	SHA256   string               `json:"sha256"`
+	Entry    schema.BaselineEntry `json:"entry"`
+	Headline *headlineOutput      `json:"headline"`
+	Snapshot *schema.PerfBench    `json:"snapshot"`
 }
 
 type headlineOutput struct {
@@ -200,10 +199,4 @@ func colorVerdict(v string) string {
 		code = "31"
 	}
 	return "\x1b[1;" + code + "m" + v + "\x1b[0m"
-}
-
-// errNotFound reports whether err says a baseline name is not registered.
-func errNotFound(err error) bool {
-	var nf *baseline.NotFoundError
-	return errors.As(err, &nf)
 }

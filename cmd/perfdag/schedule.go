@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,6 +86,11 @@ type scheduled struct {
 }
 
 func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) error {
+	root, err := filepath.Abs(f.root)
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	f.root = root // history lines and verdicts name campaign directories absolutely
 	if f.state == "" {
 		f.state = filepath.Join(f.root, ".schedule")
 	}
@@ -215,17 +219,17 @@ func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
 
 // listEntry is one campaign of `schedule --list`.
 type listEntry struct {
-	Campaign      string          `json:"campaign"`
-	File          string          `json:"file"`
-	Cron          string          `json:"cron"`
-	Timezone      string          `json:"timezone"`
-	Overlap       string          `json:"overlap"`
-	CatchupWindow string          `json:"catchup_window"`
-	CatchupMax    int             `json:"catchup_max"`
-	Baseline      string          `json:"baseline,omitempty"`
-	Next          []string        `json:"next"`
-	Watermark     *time.Time      `json:"watermark,omitempty"`
-	LastRun       *schedule.Run   `json:"last_run,omitempty"`
+	Campaign      string        `json:"campaign"`
+	File          string        `json:"file"`
+	Cron          string        `json:"cron"`
+	Timezone      string        `json:"timezone"`
+	Overlap       string        `json:"overlap"`
+	CatchupWindow string        `json:"catchup_window"`
+	CatchupMax    int           `json:"catchup_max"`
+	Baseline      string        `json:"baseline,omitempty"`
+	Next          []string      `json:"next"`
+	Watermark     *time.Time    `json:"watermark,omitempty"`
+	LastRun       *schedule.Run `json:"last_run,omitempty"`
 }
 
 func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
@@ -278,28 +282,107 @@ func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
 	return nil
 }
 
-// errAny reports whether any error in errs is non-nil.
-func errAny(errs ...error) error { return errors.Join(errs...) }
-
-// historyLine is one line of <state>/history.jsonl.
-type historyLine struct {
-	Time     string `json:"time"`
-	Campaign string `json:"campaign"`
-	File     string `json:"file"`
-	Slot     string `json:"slot"`
-	Trigger  string `json:"trigger"`
-	Outcome  string `json:"outcome"`
-	Verdict  string `json:"verdict"`
-	Dir      string `json:"dir,omitempty"`
-	Baseline string `json:"baseline,omitempty"`
-	Red      int    `json:"red_rows,omitempty"`
-	Error    string `json:"error,omitempty"`
-	OnRed    string `json:"on_red,omitempty"`
+// verdictHook judges every finished run against its baseline, writes verdict.json and a
+// history line, runs on_red when alarming, and remembers the worst verdict for the exit code.
+type verdictHook struct {
+	a     *app
+	f     *scheduleFlags
+	camps map[string]*scheduled
+	mu    sync.Mutex
+	all   []*schema.Verdict
 }
 
-func marshalLine(v any) []byte {
-	b, _ := json.Marshal(v)
-	return append(b, '\n')
+func newVerdictHook(a *app, camps []*scheduled, f *scheduleFlags) *verdictHook {
+	h := &verdictHook{a: a, f: f, camps: map[string]*scheduled{}}
+	for _, c := range camps {
+		h.camps[c.job.Name] = c
+	}
+	return h
 }
 
-var _ = os.Getpid
+func (h *verdictHook) AfterRun(ctx context.Context, r schedule.Run) {
+	c := h.camps[r.Campaign]
+	v := baseline.Judge(ctx, r, h.f.registry, c.job.Schedule.Baseline, c.tol)
+	dir := r.Dir
+	if dir != "" {
+		if err := baseline.WriteVerdict(dir, v); err != nil {
+			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
+		}
+	}
+	if baseline.Alarming(v.Verdict) && c.job.Schedule.OnRed != nil {
+		where := dir
+		if where == "" {
+			where = h.f.state
+		}
+		v.OnRed = "ran ok"
+		if err := baseline.RunOnRed(ctx, *c.job.Schedule.OnRed, c.spec, c.baseDir, where, v); err != nil {
+			v.OnRed = err.Error()
+			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
+		}
+		if dir != "" {
+			_ = baseline.WriteVerdict(dir, v) // now with the on_red outcome
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.all = append(h.all, v)
+	if err := baseline.AppendHistory(h.f.state, dir, time.Now(), v); err != nil {
+		fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
+	}
+	h.report(v, dir)
+}
+
+// report prints one run's verdict: a JSON line in the long-running --json mode (--once
+// prints an array at the end), else the diff table and a summary line.
+func (h *verdictHook) report(v *schema.Verdict, dir string) {
+	if h.f.asJSON {
+		if !h.f.once {
+			_ = json.NewEncoder(h.a.stdout).Encode(v)
+		}
+		return
+	}
+	if v.Diff != nil {
+		baseline.WriteDiff(h.a.stdout, v.Diff)
+	}
+	line := fmt.Sprintf("%s slot %s (%s): %s", v.Campaign, v.Slot, v.Trigger, v.Verdict)
+	if isTerminal(h.a.stdout) {
+		line = fmt.Sprintf("%s slot %s (%s): %s", v.Campaign, v.Slot, v.Trigger, colorVerdict(v.Verdict))
+	}
+	if dir != "" {
+		line += " — " + filepath.Join(dir, baseline.VerdictFile)
+	}
+	fmt.Fprintln(h.a.stdout, line)
+	switch {
+	case v.Verdict == baseline.VerdictNoBaseline:
+		fmt.Fprintf(h.a.stderr, "warning: %s\n", v.Error)
+	case v.Error != "":
+		fmt.Fprintf(h.a.stderr, "  %s\n", v.Error)
+	}
+	if v.Verdict == baseline.VerdictInterrupted && dir != "" {
+		fmt.Fprintf(h.a.stderr, "  continue it with 'perfdag resume %s'\n", dir)
+	}
+}
+
+func (h *verdictHook) verdicts() []*schema.Verdict {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*schema.Verdict{}, h.all...)
+}
+
+// exitCode: 1 when any run was RED, failed or could not be diffed; 130 when a run was
+// interrupted; else 0.
+func (h *verdictHook) exitCode() error {
+	code := ExitOK
+	for _, v := range h.verdicts() {
+		switch {
+		case baseline.Alarming(v.Verdict):
+			code = ExitFailed
+		case v.Verdict == baseline.VerdictInterrupted && code == ExitOK:
+			code = ExitInterrupted
+		}
+	}
+	if code == ExitOK {
+		return nil
+	}
+	return exit(code, nil)
+}

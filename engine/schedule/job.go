@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -186,22 +187,23 @@ func Upcoming(j Job, from time.Time, n int) ([]time.Time, error) {
 	return out, nil
 }
 
-// maxScan bounds how many stale slots one evaluation enumerates only to count them.
-const maxScan = 10000
+// maxScan bounds how many slots one evaluation enumerates only to count them as too old
+// (and how many candidates it keeps): counts beyond it are reported as "more than".
+const maxScan = 1000
 
 // dueSet is what one evaluation decided for a job.
 type dueSet struct {
-	accepted  []Slot    // catch-up slots (oldest first), then the on-time slot
-	dropped   int       // missed slots not run (outside the window or over the cap)
-	more      bool      // dropped is a lower bound (the scan stopped at maxScan)
-	watermark time.Time // the latest slot decided, ≥ the old watermark
+	accepted []Slot // catch-up slots (oldest first), then the on-time slot
+	dropped  int    // missed slots not run (outside the window or over the cap)
+	more     bool   // dropped is a lower bound (the scan stopped at maxScan)
 }
 
-// due decides every slot in (watermark, now], plus slots restored from the state file: the
-// latest one is on time when it is at most grace old; older ones are missed and caught up
-// when within catchup_window, the most recent catchup_max of them.
+// due decides every slot in (watermark, now], plus slots restored from the state file (they
+// were waiting when the scheduler stopped): the latest is on time when at most grace old;
+// older ones were missed and are caught up when within catchup_window, the most recent
+// catchup_max of them. Afterwards every slot up to now is decided: now is the new watermark.
 func (c *compiled) due(watermark, now time.Time, grace time.Duration, restored []time.Time) dueSet {
-	ds := dueSet{watermark: watermark}
+	var ds dueSet
 	window := c.Schedule.CatchupWindow.Duration
 	oldest := now.Add(-max(window, grace)) // slots before this are never run
 	from := watermark
@@ -225,27 +227,19 @@ func (c *compiled) due(watermark, now time.Time, grace time.Duration, restored [
 		}
 	}
 	for t := c.next(from); !t.IsZero() && !t.After(now); t = c.next(t) {
-		if t.After(watermark) {
-			cands = append(cands, t)
-			if len(cands) > maxScan {
-				cands = cands[1:]
-				ds.dropped++
-			}
+		cands = append(cands, t)
+		if len(cands) > maxScan {
+			cands = cands[1:]
+			ds.dropped++
 		}
 	}
-	sortTimes(cands)
+	slices.SortFunc(cands, time.Time.Compare)
+	cands = slices.CompactFunc(cands, time.Time.Equal)
 	if len(cands) == 0 {
-		if last := c.lastAtOrBefore(watermark, now); last.After(ds.watermark) {
-			ds.watermark = last
-		}
 		return ds
 	}
-	last := cands[len(cands)-1]
-	if last.After(ds.watermark) {
-		ds.watermark = last
-	}
 	var onTime *time.Time
-	if now.Sub(last) <= grace {
+	if last := cands[len(cands)-1]; now.Sub(last) <= grace {
 		onTime = &last
 		cands = cands[:len(cands)-1]
 	}
@@ -264,29 +258,4 @@ func (c *compiled) due(watermark, now time.Time, grace time.Duration, restored [
 		ds.accepted = append(ds.accepted, Slot{Time: onTime.In(c.loc), Trigger: TriggerScheduled})
 	}
 	return ds
-}
-
-// lastAtOrBefore is the latest slot in (after, now], or after itself when there is none.
-func (c *compiled) lastAtOrBefore(after, now time.Time) time.Time {
-	last := after
-	for t, n := c.next(after), 0; !t.IsZero() && !t.After(now) && n < maxScan; t, n = c.next(t), n+1 {
-		last = t
-	}
-	return last
-}
-
-func sortTimes(ts []time.Time) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-	// Drop duplicates (a restored slot the scan found again).
-	out := ts[:0]
-	for i, t := range ts {
-		if i == 0 || !t.Equal(ts[i-1]) {
-			out = append(out, t)
-		}
-	}
-	copy(ts, out)
 }

@@ -1,0 +1,354 @@
+package baseline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// Verdicts of a diff row and of a whole diff.
+const (
+	Green      = "GREEN"
+	Red        = "RED"
+	NullLegacy = "NULL_LEGACY_BASELINE"
+)
+
+// Units a tolerance is expressed in.
+const (
+	UnitPercent = "%"     // relative: |100 × delta / baseline|
+	UnitPoints  = "pts"   // absolute percentage points (rates already in percent)
+	UnitCount   = "count" // absolute count
+)
+
+// Regression directions.
+const (
+	LowerIsWorse  = "lower_is_worse"
+	HigherIsWorse = "higher_is_worse"
+)
+
+// KernelClassPrefix names the open map of kernel classes; a tolerance on the prefix alone
+// applies to every class.
+const KernelClassPrefix = "kernel_class_gpu_pct"
+
+// Rule is one metric's default tolerance and regression direction (seed 002's table).
+type Rule struct {
+	Metric    string
+	Tolerance float64
+	Unit      string
+	Direction string
+	Why       string
+}
+
+// rules is seed 002's tolerance table plus errors (any new failed request is a regression by
+// default): per-concurrency metrics first, then sweep-wide ones. Read-only.
+var rules = [...]Rule{
+	{"throughput_toks_per_s", 3, UnitPercent, LowerIsWorse, "headline metric: small regressions are real"},
+	{"ttft_p50_ms", 5, UnitPercent, HigherIsWorse, "scheduler / cache cold-start noise floor"},
+	{"ttft_p95_ms", 10, UnitPercent, HigherIsWorse, "tail latency: wider band"},
+	{"ttft_p99_ms", 15, UnitPercent, HigherIsWorse, "tail latency: wider band"},
+	{"itl_p50_ms", 3, UnitPercent, HigherIsWorse, "decode-bound: small regressions are real"},
+	{"tps_per_user", 3, UnitPercent, LowerIsWorse, "same band as overall throughput"},
+	{"request_latency_p50_ms", 5, UnitPercent, HigherIsWorse, "same as TTFT p50"},
+	{"errors", 0, UnitCount, HigherIsWorse, "perfdag addition: a failed request the baseline did not have"},
+	{"prefix_cache_hit_rate_post", 2, UnitPoints, LowerIsWorse, "hit rate moves in absolute points"},
+	{"gpu_cache_usage_perc_peak", 5, UnitPoints, HigherIsWorse, "capacity ceiling proxy"},
+	{KernelClassPrefix, 3, UnitPoints, HigherIsWorse, "kernel-class share of GPU time drift"},
+	{"cpu_spinpoll_pct", 5, UnitPoints, HigherIsWorse, "busy-wait IPC regression"},
+}
+
+// pointRules is how many leading rules apply per concurrency.
+const pointRules = 8
+
+// Rules lists every tolerance row of seed 002 plus errors, as a copy the caller may keep.
+func Rules() []Rule { return append([]Rule(nil), rules[:]...) }
+
+// RuleFor returns the rule of a metric name; kernel_class_gpu_pct.<class> uses the prefix's rule.
+func RuleFor(metric string) (Rule, bool) {
+	name := metric
+	if strings.HasPrefix(metric, KernelClassPrefix+".") {
+		name = KernelClassPrefix
+	}
+	for _, r := range rules {
+		if r.Metric == name {
+			r.Metric = metric
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Tolerances overrides default tolerances by metric name ("ttft_p50_ms": 8 means 8 %;
+// "kernel_class_gpu_pct": 4 applies to every class, "kernel_class_gpu_pct.fp8_bmm" to one).
+type Tolerances map[string]float64
+
+// For returns the tolerance of a metric: an exact override, else the kernel-class override,
+// else the default.
+func (t Tolerances) For(metric string) float64 {
+	if v, ok := t[metric]; ok {
+		return v
+	}
+	if strings.HasPrefix(metric, KernelClassPrefix+".") {
+		if v, ok := t[KernelClassPrefix]; ok {
+			return v
+		}
+	}
+	r, _ := RuleFor(metric)
+	return r.Tolerance
+}
+
+// Check reports overrides naming no known metric or holding a negative value; where prefixes
+// the field in messages (e.g. "schedule.tolerances").
+func (t Tolerances) Check(where string) error {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs []string
+	for _, k := range keys {
+		if _, ok := RuleFor(k); !ok || k == KernelClassPrefix+"." {
+			errs = append(errs, fmt.Sprintf("%s.%s: unknown metric; known: %s", where, k, strings.Join(metricNames(), ", ")))
+			continue
+		}
+		if v := t[k]; v < 0 || !finite(v) {
+			errs = append(errs, fmt.Sprintf("%s.%s: tolerance %v must be a non-negative number", where, k, v))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func metricNames() []string {
+	var names []string
+	for _, r := range rules {
+		n := r.Metric
+		if n == KernelClassPrefix {
+			n += "[.<class>]"
+		}
+		names = append(names, n)
+	}
+	return names
+}
+
+// ParseTolerance reads METRIC=VALUE as given on the command line. VALUE may end in the
+// metric's unit ("5%", "2pts", "2pp"); a unit that does not match the metric is an error.
+func ParseTolerance(s string) (string, float64, error) {
+	name, val, ok := strings.Cut(s, "=")
+	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+	if !ok || name == "" || val == "" {
+		return "", 0, fmt.Errorf("--tolerance %q: want METRIC=VALUE, e.g. ttft_p50_ms=8", s)
+	}
+	rule, known := RuleFor(name)
+	if !known {
+		return "", 0, fmt.Errorf("--tolerance %q: unknown metric %q; known: %s", s, name, strings.Join(metricNames(), ", "))
+	}
+	num, unit := val, ""
+	for _, suffix := range []string{"%", "pts", "pp"} {
+		if n, found := strings.CutSuffix(val, suffix); found {
+			num, unit = strings.TrimSpace(n), suffix
+			break
+		}
+	}
+	if unit == "pp" {
+		unit = UnitPoints
+	}
+	if unit != "" && unit != rule.Unit {
+		return "", 0, fmt.Errorf("--tolerance %q: %s is measured in %s, not %s", s, name, rule.Unit, unit)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || !finite(v) {
+		return "", 0, fmt.Errorf("--tolerance %q: %q is not a non-negative number", s, num)
+	}
+	return name, v, nil
+}
+
+// Diff compares a current snapshot with a baseline: per concurrency and metric, delta, delta %
+// (relative metrics) and a verdict. A change in the good direction is GREEN however large; a
+// change in the regression direction is RED beyond the tolerance (equal is within). A null on
+// either side gives NULL_LEGACY_BASELINE, which never turns the verdict RED; a concurrency
+// the baseline has and the current run lacks is RED (the point did not run). The overall
+// verdict is RED when any row is RED. Snapshots of different workloads are refused.
+func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, error) {
+	if err := comparable(base, cur); err != nil {
+		return nil, err
+	}
+	if err := tol.Check("tolerances"); err != nil {
+		return nil, err
+	}
+	d := &schema.BaselineDiff{Schema: schema.SchemaBaselineDiff}
+	concs, err := concurrencies(base, cur)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range concs {
+		key := strconv.Itoa(c)
+		b, inBase := base.Metrics[key]
+		p, inCur := cur.Metrics[key]
+		switch {
+		case !inBase:
+			d.Notes = append(d.Notes, fmt.Sprintf("concurrency %d is new (not in the baseline): not compared", c))
+			continue
+		case !inCur:
+			for _, r := range rules[:pointRules] {
+				row := compare(r.Metric, pointValue(&b, r.Metric), nil, tol)
+				row.Concurrency, row.Verdict = c, Red
+				row.Note = "not measured in the current run"
+				d.Rows = append(d.Rows, row)
+			}
+			continue
+		}
+		for _, r := range rules[:pointRules] {
+			row := compare(r.Metric, pointValue(&b, r.Metric), pointValue(&p, r.Metric), tol)
+			row.Concurrency = c
+			d.Rows = append(d.Rows, row)
+		}
+	}
+	bs, cs := base.ServerMetricsDelta, cur.ServerMetricsDelta
+	d.Rows = append(d.Rows,
+		compare("prefix_cache_hit_rate_post", bs.PrefixCacheHitRatePost, cs.PrefixCacheHitRatePost, tol),
+		compare("gpu_cache_usage_perc_peak", bs.GPUCacheUsagePercPeak, cs.GPUCacheUsagePercPeak, tol))
+	d.Rows = append(d.Rows, kernelRows(base.KernelClassGPUPct, cur.KernelClassGPUPct, tol)...)
+	d.Rows = append(d.Rows, compare("cpu_spinpoll_pct", base.CPUSpinpollPct, cur.CPUSpinpollPct, tol))
+
+	d.Verdict = Green
+	for _, r := range d.Rows {
+		switch r.Verdict {
+		case Red:
+			d.Red++
+			d.Verdict = Red
+		case Green:
+			d.Green++
+		case NullLegacy:
+			d.Null++
+		}
+	}
+	return d, nil
+}
+
+// comparable refuses a diff of different models or workloads: the numbers would not be apples
+// to apples, and a GREEN verdict would mean nothing.
+func comparable(base, cur *schema.PerfBench) error {
+	if base == nil || cur == nil {
+		return fmt.Errorf("diff: a snapshot is missing")
+	}
+	for _, doc := range []*schema.PerfBench{base, cur} {
+		if doc.Schema != schema.SchemaPerfBench {
+			return fmt.Errorf("diff: snapshot schema %q, want %s", doc.Schema, schema.SchemaPerfBench)
+		}
+	}
+	var diffs []string
+	check := func(what, b, c string) {
+		if b != "" && c != "" && b != c {
+			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", what, b, c))
+		}
+	}
+	check("model", base.ModelPath, cur.ModelPath)
+	check("input_token_band", base.Workload.InputTokenBand, cur.Workload.InputTokenBand)
+	check("output_token_band", base.Workload.OutputTokenBand, cur.Workload.OutputTokenBand)
+	check("dataset", base.Workload.Dataset, cur.Workload.Dataset)
+	if len(diffs) > 0 {
+		return fmt.Errorf("baseline and current run measured different things (%s): record a baseline for this workload, or diff the matching cell with --cell", strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+func concurrencies(docs ...*schema.PerfBench) ([]int, error) {
+	var out []int
+	for _, doc := range docs {
+		for k := range doc.Metrics {
+			c, err := strconv.Atoi(k)
+			if err != nil || c <= 0 {
+				return nil, fmt.Errorf("metrics key %q: want a positive concurrency", k)
+			}
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func pointValue(p *schema.PerfBenchPoint, metric string) *float64 {
+	switch metric {
+	case "throughput_toks_per_s":
+		return p.ThroughputToksPerS
+	case "ttft_p50_ms":
+		return p.TTFTP50Ms
+	case "ttft_p95_ms":
+		return p.TTFTP95Ms
+	case "ttft_p99_ms":
+		return p.TTFTP99Ms
+	case "itl_p50_ms":
+		return p.ITLP50Ms
+	case "tps_per_user":
+		return p.TPSPerUser
+	case "request_latency_p50_ms":
+		return p.RequestLatencyP50Ms
+	case "errors":
+		v := float64(p.Errors)
+		return &v
+	}
+	return nil
+}
+
+// kernelRows compares the open kernel-class maps key by key; a map null on both sides still
+// gives one NULL_LEGACY_BASELINE row so the operator sees the field was unmeasured.
+func kernelRows(base, cur map[string]*float64, tol Tolerances) []schema.DiffRow {
+	var keys []string
+	for k := range base {
+		keys = append(keys, k)
+	}
+	for k := range cur {
+		if _, dup := base[k]; !dup {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return []schema.DiffRow{compare(KernelClassPrefix, nil, nil, tol)}
+	}
+	sort.Strings(keys)
+	rows := make([]schema.DiffRow, 0, len(keys))
+	for _, k := range keys {
+		rows = append(rows, compare(KernelClassPrefix+"."+k, base[k], cur[k], tol))
+	}
+	return rows
+}
+
+// compare is one row: delta, delta % and the verdict under the metric's rule.
+func compare(metric string, b, c *float64, tol Tolerances) schema.DiffRow {
+	rule, _ := RuleFor(metric)
+	row := schema.DiffRow{Metric: metric, Baseline: b, Current: c, Tolerance: tol.For(metric), Unit: rule.Unit, Direction: rule.Direction}
+	if b == nil || c == nil || !finite(*b) || !finite(*c) {
+		row.Verdict = NullLegacy
+		return row
+	}
+	delta := *c - *b
+	row.Delta = &delta
+	size := math.Abs(delta)
+	if rule.Unit == UnitPercent {
+		switch {
+		case *b != 0:
+			p := 100 * delta / *b
+			row.DeltaPct = &p
+			size = math.Abs(p)
+		case delta != 0:
+			size = math.Inf(1)
+		}
+	}
+	worse := delta < 0
+	if rule.Direction == HigherIsWorse {
+		worse = delta > 0
+	}
+	row.Verdict = Green
+	// Equal to the tolerance is within it; the slack absorbs float rounding of the percentage.
+	if worse && size > row.Tolerance+1e-9*math.Max(1, row.Tolerance) {
+		row.Verdict = Red
+	}
+	return row
+}

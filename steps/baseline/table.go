@@ -1,0 +1,155 @@
+package baseline
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// HeadlineConcurrency is the canonical operating point of routine comparisons (seed 002).
+const HeadlineConcurrency = 16
+
+// Headline returns the metrics at concurrency want, or at the nearest concurrency present
+// (the lower one on a tie); exact says whether want itself was present. ok is false when the
+// document has no metrics.
+func Headline(doc *schema.PerfBench, want int) (conc int, p schema.PerfBenchPoint, exact, ok bool) {
+	best := -1
+	for k := range doc.Metrics {
+		c, err := strconv.Atoi(k)
+		if err != nil {
+			continue
+		}
+		if best < 0 || dist(c, want) < dist(best, want) || (dist(c, want) == dist(best, want) && c < best) {
+			best = c
+		}
+	}
+	if best < 0 {
+		return 0, p, false, false
+	}
+	return best, doc.Metrics[strconv.Itoa(best)], best == want, true
+}
+
+func dist(a, b int) int {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// WriteHeadline prints the headline metrics, saying which concurrency they are from.
+func WriteHeadline(w io.Writer, doc *schema.PerfBench) {
+	c, p, exact, ok := Headline(doc, HeadlineConcurrency)
+	if !ok {
+		fmt.Fprintln(w, "headline: no measured concurrency")
+		return
+	}
+	where := fmt.Sprintf("concurrency %d", c)
+	if !exact {
+		where += fmt.Sprintf(" (nearest to %d present)", HeadlineConcurrency)
+	}
+	fmt.Fprintf(w, "headline at %s:\n", where)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, m := range []struct {
+		name string
+		v    *float64
+	}{
+		{"throughput_toks_per_s", p.ThroughputToksPerS},
+		{"ttft_p50_ms", p.TTFTP50Ms},
+		{"ttft_p95_ms", p.TTFTP95Ms},
+		{"ttft_p99_ms", p.TTFTP99Ms},
+		{"itl_p50_ms", p.ITLP50Ms},
+		{"tps_per_user", p.TPSPerUser},
+		{"request_latency_p50_ms", p.RequestLatencyP50Ms},
+	} {
+		fmt.Fprintf(tw, "  %s\t%s\n", m.name, num(m.v))
+	}
+	fmt.Fprintf(tw, "  errors\t%d\n", p.Errors)
+	tw.Flush()
+}
+
+// WriteDiff prints a diff as a table: one row per concurrency and metric, then the verdict.
+func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
+	sha := d.BaselineSHA256
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	fmt.Fprintf(w, "baseline %s (%s, sha256 %s…)\ncurrent  %s (cell %s)\n\n", d.BaselineName, d.Baseline, sha, d.Current, d.CurrentCell)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT")
+	for _, r := range d.Rows {
+		conc := "all"
+		if r.Concurrency > 0 {
+			conc = strconv.Itoa(r.Concurrency)
+		}
+		pct := "-"
+		if r.DeltaPct != nil {
+			pct = fmt.Sprintf("%+.2f%%", *r.DeltaPct)
+		}
+		delta := "-"
+		if r.Delta != nil {
+			delta = signed(*r.Delta)
+			if r.Unit == UnitPoints {
+				delta += " pts"
+			}
+		}
+		verdict := r.Verdict
+		if r.Note != "" {
+			verdict += " (" + r.Note + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", conc, r.Metric, num(r.Baseline), num(r.Current), delta, pct, tolerance(r), verdict)
+	}
+	tw.Flush()
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintf(w, "\nverdict: %s (%d red, %d green, %d null)\n", d.Verdict, d.Red, d.Green, d.Null)
+}
+
+func tolerance(r schema.DiffRow) string {
+	arrow := "↓"
+	if r.Direction == HigherIsWorse {
+		arrow = "↑"
+	}
+	v := strconv.FormatFloat(r.Tolerance, 'f', -1, 64)
+	switch r.Unit {
+	case UnitPercent:
+		return arrow + " " + v + "%"
+	case UnitPoints:
+		return arrow + " " + v + " pts"
+	}
+	return arrow + " " + v
+}
+
+func num(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return format(*p)
+}
+
+func signed(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	s := format(v)
+	if v >= 0 && !strings.HasPrefix(s, "+") {
+		s = "+" + s
+	}
+	return s
+}
+
+// format prints up to four significant decimals without trailing zeros.
+func format(v float64) string {
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case math.Abs(v) >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*10000)/10000, 'f', -1, 64)
+}
