@@ -23,7 +23,7 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
-	$(GO) test -run '^$$' -bench . -benchmem ./steps/openai ./steps/workload ./steps/atlas ./steps/report/... ./steps/promscrape
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/openai ./steps/workload ./steps/atlas ./steps/report/... ./steps/promscrape ./steps/lake ./steps/baseline
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load

@@ -23,6 +23,7 @@ import (
 	"github.com/perfdag/perfdag/steps/scrapespec"
 	"github.com/perfdag/perfdag/steps/settle"
 	"github.com/perfdag/perfdag/steps/sim"
+	"github.com/perfdag/perfdag/steps/strictpublish"
 )
 
 // Kinds lists every step kind perfdag ships.
@@ -39,6 +40,7 @@ func Kinds() []engine.Kind {
 		rooflineimport.Kind,
 		championselect.Kind,
 		dcgmcorrelate.Kind,
+		strictpublish.Kind,
 	}
 }
 

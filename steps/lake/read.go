@@ -1,0 +1,59 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+)
+
+// Read returns a campaign's rows of one table, in primary-key order, each value normalized to
+// its column's Go type (string, int64, float64, bool, or nil for NULL): SQLite and PostgreSQL
+// read back the same way, so two lakes can be compared row by row.
+func (l *Lake) Read(ctx context.Context, table, campaignID string) ([][]any, error) {
+	t, ok := TableNamed(table)
+	if !ok {
+		return nil, fmt.Errorf("read %s: no such lake table", table)
+	}
+	rows, err := l.conn.query(ctx, l.d.selectSQL(t), campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", table, l.loc, err)
+	}
+	for _, r := range rows {
+		for i, c := range t.Columns {
+			v, err := normalize(c, r[i])
+			if err != nil {
+				return nil, fmt.Errorf("read %s from %s: %w", table, l.loc, err)
+			}
+			r[i] = v
+		}
+	}
+	return rows, nil
+}
+
+// Count returns how many rows each table holds for a campaign, in table order. A lake no
+// campaign was ever published to counts zero everywhere.
+func (l *Lake) Count(ctx context.Context, campaignID string) ([]TableCount, error) {
+	exists, err := l.conn.query(ctx, l.d.tableExists, MetaTable)
+	if err != nil {
+		return nil, fmt.Errorf("count rows in %s: %w", l.loc, err)
+	}
+	if n, _ := normalize(Column{Name: "count", Type: BigInt}, exists[0][0]); n == int64(0) {
+		out := make([]TableCount, 0, 5)
+		for _, t := range Tables() {
+			out = append(out, TableCount{Table: t.Name})
+		}
+		return out, nil
+	}
+	var out []TableCount
+	for _, t := range Tables() {
+		rows, err := l.conn.query(ctx, l.d.countSQL(t), campaignID)
+		if err != nil {
+			return nil, fmt.Errorf("count %s in %s: %w", t.Name, l.loc, err)
+		}
+		n, err := normalize(Column{Name: "count", Type: BigInt}, rows[0][0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TableCount{Table: t.Name, Rows: int(n.(int64))})
+	}
+	return out, nil
+}

@@ -1,0 +1,150 @@
+package lake_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/lake"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestSchemaGolden keeps testdata/schema.sql, the documented DDL, equal to what Schema() runs.
+func TestSchemaGolden(t *testing.T) {
+	got := lake.Schema()
+	path := filepath.Join("testdata", "schema.sql")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("Schema() differs from %s; review the change and run go test ./steps/lake -run TestSchemaGolden -update", path)
+	}
+}
+
+// jsonField is one field of a record type as encoding/json writes it.
+type jsonField struct {
+	typ       reflect.Type
+	omitempty bool
+}
+
+func jsonFields(t reflect.Type, out map[string]jsonField) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			jsonFields(f.Type, out)
+			continue
+		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		out[name] = jsonField{typ: f.Type, omitempty: strings.Contains(opts, "omitempty")}
+	}
+}
+
+// TestColumnsMatchRecords: every typed column reads a field its record really has, with a
+// column type and nullability that fit the Go type, and every scalar field has a column.
+func TestColumnsMatchRecords(t *testing.T) {
+	records := map[string]any{
+		lake.AtlasTable: schema.AtlasRow{}, lake.CampaignTable: schema.CampaignRow{}, lake.TPMTable: schema.TPMRow{},
+		lake.CostTable: schema.CostRow{}, lake.RooflineTable: schema.RooflineRow{},
+	}
+	for _, tb := range lake.Tables() {
+		t.Run(tb.Name, func(t *testing.T) {
+			fields := map[string]jsonField{}
+			jsonFields(reflect.TypeOf(records[tb.Name]), fields)
+			used := map[string]bool{"schema": true} // the table name is the schema
+			names := map[string]bool{}
+			for _, c := range tb.Columns {
+				if names[c.Name] {
+					t.Errorf("column %s appears twice", c.Name)
+				}
+				names[c.Name] = true
+				if c.Field == "" {
+					continue
+				}
+				f, ok := fields[c.Field]
+				if !ok {
+					t.Errorf("column %s reads field %q, which %T does not have", c.Name, c.Field, records[tb.Name])
+					continue
+				}
+				used[c.Field] = true
+				typ, ptr := f.typ, false
+				if typ.Kind() == reflect.Pointer {
+					typ, ptr = typ.Elem(), true
+				}
+				var want lake.Type
+				switch typ.Kind() {
+				case reflect.String:
+					want = lake.Text
+				case reflect.Int, reflect.Int64:
+					want = lake.BigInt
+				case reflect.Float64:
+					want = lake.Double
+				case reflect.Bool:
+					want = lake.Boolean
+				case reflect.Slice, reflect.Map:
+					want = lake.JSON
+					if !c.JSON {
+						t.Errorf("column %s holds a %s but is not marked JSON", c.Name, typ)
+					}
+				}
+				if c.Type != want {
+					t.Errorf("column %s is %s, field %s is %s (want %s)", c.Name, c.Type, c.Field, f.typ, want)
+				}
+				nullable := ptr || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map ||
+					(f.omitempty && typ.Kind() == reflect.String)
+				if c.Null != nullable {
+					t.Errorf("column %s: Null = %t, but field %s (%s, omitempty %t) is nullable = %t", c.Name, c.Null, c.Field, f.typ, f.omitempty, nullable)
+				}
+			}
+			for name := range fields {
+				if !used[name] {
+					t.Errorf("field %s of %T has no column (add one, or it lives only in row_json)", name, records[tb.Name])
+				}
+			}
+			if !names[lake.ColCampaignID] || !names[lake.ColRowJSON] {
+				t.Errorf("table lacks campaign_id or row_json")
+			}
+			if tb.Key[0] != lake.ColCampaignID {
+				t.Errorf("key %v must start with campaign_id", tb.Key)
+			}
+			for _, k := range tb.Key {
+				i := slices.IndexFunc(tb.Columns, func(c lake.Column) bool { return c.Name == k })
+				if i < 0 || tb.Columns[i].Null {
+					t.Errorf("key column %s is missing or nullable", k)
+				}
+			}
+		})
+	}
+}
+
+func TestInputKey(t *testing.T) {
+	tests := []struct {
+		name string
+		row  schema.AtlasRow
+		want float64
+	}{
+		{"mean input tokens first", schema.AtlasRow{MeanInputTokens: schema.F(1023.5), Extra: map[string]any{"isl": 4096}}, 1023.5},
+		{"extra isl as decoded JSON", schema.AtlasRow{Extra: map[string]any{"isl": 4096.0}}, 4096},
+		{"extra isl as int", schema.AtlasRow{Extra: map[string]any{"isl": 2048}}, 2048},
+		{"neither", schema.AtlasRow{Extra: map[string]any{"isl": "x"}}, -1},
+	}
+	for _, tt := range tests {
+		if got := lake.InputKey(&tt.row); got != tt.want {
+			t.Errorf("%s: InputKey = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

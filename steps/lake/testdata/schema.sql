@@ -1,0 +1,211 @@
+-- perfdag lake schema: the same DDL runs on SQLite and PostgreSQL.
+-- Every table carries campaign_id; publishing a campaign deletes its rows in every
+-- table and inserts the new ones in one transaction.
+
+-- atlas_v1: one (cell, concurrency[, ISL]) point of the atlas (schema.AtlasRow); roofline prefill rows all sit at concurrency 1 and differ by input_tokens_key
+CREATE TABLE IF NOT EXISTS atlas_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  cell_id TEXT NOT NULL,
+  concurrency BIGINT NOT NULL,
+  input_tokens_key DOUBLE PRECISION NOT NULL, -- mean_input_tokens, else extra.isl, else -1: tells a prefill ISL sweep's rows apart
+  model TEXT NOT NULL,
+  hardware TEXT NOT NULL,
+  quant TEXT NOT NULL,
+  tensor_parallel BIGINT NOT NULL,
+  parallel_strategy TEXT NOT NULL,
+  mtp BOOLEAN NOT NULL,
+  max_num_batched_tokens BIGINT NOT NULL,
+  engine TEXT NOT NULL,
+  engine_version TEXT,
+  delivery TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  cache_mode TEXT NOT NULL,
+  arm TEXT,
+  baseline BOOLEAN NOT NULL,
+  backend TEXT NOT NULL,
+  gpus BIGINT NOT NULL,
+  cell_status TEXT NOT NULL,
+  plot_ready BOOLEAN NOT NULL,
+  num_prompts BIGINT NOT NULL,
+  request_count BIGINT NOT NULL,
+  error_count BIGINT NOT NULL,
+  ttft_avg_ms DOUBLE PRECISION,
+  ttft_p50_ms DOUBLE PRECISION,
+  ttft_p90_ms DOUBLE PRECISION,
+  ttft_p95_ms DOUBLE PRECISION,
+  ttft_p99_ms DOUBLE PRECISION,
+  ttfo_avg_ms DOUBLE PRECISION,
+  ttfo_coverage DOUBLE PRECISION,
+  itl_avg_ms DOUBLE PRECISION,
+  itl_p50_ms DOUBLE PRECISION,
+  itl_p99_ms DOUBLE PRECISION,
+  request_latency_avg_ms DOUBLE PRECISION,
+  request_latency_p50_ms DOUBLE PRECISION,
+  request_latency_p99_ms DOUBLE PRECISION,
+  request_throughput DOUBLE PRECISION,
+  output_tok_s DOUBLE PRECISION,
+  total_tok_s DOUBLE PRECISION,
+  output_tok_s_per_gpu DOUBLE PRECISION,
+  total_tok_s_per_gpu DOUBLE PRECISION,
+  tok_s_per_user DOUBLE PRECISION,
+  aa_output_speed DOUBLE PRECISION,
+  mean_input_tokens DOUBLE PRECISION,
+  mean_output_tokens DOUBLE PRECISION,
+  reasoning_token_avg DOUBLE PRECISION,
+  reasoning_field TEXT,
+  acceptance_length DOUBLE PRECISION,
+  spec_accept_rate DOUBLE PRECISION,
+  prefix_cache_hit_rate DOUBLE PRECISION,
+  dcgm_sm_active DOUBLE PRECISION,
+  dcgm_sm_occupancy DOUBLE PRECISION,
+  dcgm_tensor_active DOUBLE PRECISION,
+  dcgm_dram_active DOUBLE PRECISION,
+  dcgm_gr_engine_active DOUBLE PRECISION,
+  dcgm_nvlink_bytes_s DOUBLE PRECISION,
+  dcgm_pcie_bytes_s DOUBLE PRECISION,
+  power_watts_per_gpu DOUBLE PRECISION,
+  tokens_per_watt DOUBLE PRECISION,
+  dcgm_grounded BOOLEAN NOT NULL,
+  sol_rigor TEXT NOT NULL,
+  flags TEXT, -- JSON array; NULL when empty
+  extra_json TEXT, -- the row's extra map (roofline coordinates, point_status, ...) as JSON
+  row_json TEXT NOT NULL, -- the whole atlas_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id, cell_id, concurrency, input_tokens_key)
+);
+
+-- campaign_v1: one published campaign (schema.CampaignRow): coverage, grounding, and every gate passed knowingly (gaps)
+CREATE TABLE IF NOT EXISTS campaign_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  created TEXT NOT NULL, -- campaign start, RFC 3339 UTC
+  published_at TEXT NOT NULL, -- this publish, RFC 3339 UTC
+  cells BIGINT NOT NULL,
+  full_cells BIGINT NOT NULL,
+  partial_cells BIGINT NOT NULL,
+  failed_cells BIGINT NOT NULL,
+  plot_ready_points BIGINT NOT NULL,
+  dcgm_grounded BOOLEAN NOT NULL,
+  sol_rigor TEXT NOT NULL, -- L1..L4: the weakest plot-ready point
+  roofline_present BOOLEAN NOT NULL,
+  strict BOOLEAN NOT NULL, -- false: published with --no-strict
+  gaps TEXT, -- JSON array of "gate-id: message": gates passed knowingly
+  engine TEXT,
+  engine_version TEXT,
+  source_commit TEXT,
+  delivery TEXT,
+  source_patch TEXT,
+  source_url TEXT,
+  champion TEXT, -- champion arm from champion.json, NULL when none
+  row_json TEXT NOT NULL, -- the whole campaign_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id)
+);
+
+-- tpm_v1: one TPM operating point (peak or sla) of a deployment group (schema.TPMRow)
+CREATE TABLE IF NOT EXISTS tpm_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  point TEXT NOT NULL,
+  model TEXT NOT NULL,
+  hardware TEXT NOT NULL,
+  quant TEXT NOT NULL,
+  tensor_parallel BIGINT NOT NULL,
+  parallel_strategy TEXT NOT NULL,
+  mtp BOOLEAN NOT NULL,
+  shape TEXT NOT NULL,
+  cell_id TEXT NOT NULL,
+  concurrency BIGINT NOT NULL,
+  cache_mode TEXT NOT NULL,
+  engine TEXT,
+  delivery TEXT,
+  gpus_per_node BIGINT NOT NULL,
+  mean_isl DOUBLE PRECISION,
+  mean_osl DOUBLE PRECISION,
+  ttft_avg_ms DOUBLE PRECISION,
+  tpot_avg_ms DOUBLE PRECISION,
+  ttft_sla_ms DOUBLE PRECISION NOT NULL,
+  tpot_sla_ms DOUBLE PRECISION NOT NULL,
+  output_tok_s_per_gpu DOUBLE PRECISION NOT NULL,
+  total_tok_s_per_gpu DOUBLE PRECISION,
+  output_tpm_per_gpu DOUBLE PRECISION NOT NULL,
+  output_tpm_per_replica DOUBLE PRECISION NOT NULL,
+  output_tpm_per_node DOUBLE PRECISION NOT NULL,
+  total_tpm_per_gpu DOUBLE PRECISION,
+  total_tpm_per_replica DOUBLE PRECISION,
+  total_tpm_per_node DOUBLE PRECISION,
+  flags TEXT, -- JSON array; NULL when empty
+  row_json TEXT NOT NULL, -- the whole tpm_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id, point, model, hardware, quant, tensor_parallel, parallel_strategy, mtp, shape)
+);
+
+-- cost_v1: the economics of one TPM operating point (schema.CostRow): $/1M tokens and tokens per watt
+CREATE TABLE IF NOT EXISTS cost_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  point TEXT NOT NULL,
+  model TEXT NOT NULL,
+  hardware TEXT NOT NULL,
+  quant TEXT NOT NULL,
+  tensor_parallel BIGINT NOT NULL,
+  parallel_strategy TEXT NOT NULL,
+  mtp BOOLEAN NOT NULL,
+  shape TEXT NOT NULL,
+  cell_id TEXT NOT NULL,
+  concurrency BIGINT NOT NULL,
+  usd_per_gpu_hour DOUBLE PRECISION,
+  rate_estimate BOOLEAN NOT NULL,
+  rate_source TEXT NOT NULL,
+  usd_per_1m_output DOUBLE PRECISION,
+  usd_per_1m_total DOUBLE PRECISION,
+  power_watts_per_gpu DOUBLE PRECISION,
+  tokens_per_watt DOUBLE PRECISION,
+  row_json TEXT NOT NULL, -- the whole cost_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id, point, model, hardware, quant, tensor_parallel, parallel_strategy, mtp, shape)
+);
+
+-- roofline_v1: one point of an imported prefill/decode roofline sweep (schema.RooflineRow)
+CREATE TABLE IF NOT EXISTS roofline_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  import_id TEXT NOT NULL,
+  cell_id TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  concurrency BIGINT NOT NULL,
+  isl BIGINT NOT NULL,
+  osl BIGINT NOT NULL,
+  context_tokens BIGINT NOT NULL,
+  num_prompts BIGINT NOT NULL,
+  hardware TEXT NOT NULL,
+  quant TEXT NOT NULL,
+  tensor_parallel BIGINT NOT NULL,
+  output_tok_s DOUBLE PRECISION,
+  input_tok_s DOUBLE PRECISION,
+  ttft_avg_ms DOUBLE PRECISION,
+  itl_avg_ms DOUBLE PRECISION,
+  flop_per_step DOUBLE PRECISION NOT NULL,
+  bytes_per_step DOUBLE PRECISION NOT NULL,
+  arithmetic_intensity DOUBLE PRECISION NOT NULL,
+  ridge_flop_per_byte DOUBLE PRECISION NOT NULL,
+  bound TEXT NOT NULL,
+  achieved_tflops_per_gpu DOUBLE PRECISION,
+  peak_tflops_per_gpu DOUBLE PRECISION NOT NULL,
+  compute_pct DOUBLE PRECISION,
+  peak_hbm_tb_s DOUBLE PRECISION NOT NULL,
+  hbm_bw_delivered_pct DOUBLE PRECISION,
+  dram_active_pct DOUBLE PRECISION,
+  dcgm_sm_active DOUBLE PRECISION,
+  dcgm_tensor_active DOUBLE PRECISION,
+  dcgm_dram_active DOUBLE PRECISION,
+  dcgm_nvlink_bytes_s DOUBLE PRECISION,
+  flags TEXT, -- JSON array; NULL when empty
+  row_json TEXT NOT NULL, -- the whole roofline_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id, import_id, phase, concurrency, isl)
+);
+
+-- lake_tables: the column signature each lake table was created with
+CREATE TABLE IF NOT EXISTS lake_tables (
+  table_name TEXT NOT NULL PRIMARY KEY,
+  columns_sha256 TEXT NOT NULL, -- sha256 of the table's name, columns (name type null) and key
+  created_at TEXT NOT NULL -- RFC 3339 UTC
+);
