@@ -71,7 +71,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.validateCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
-		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.publishCmd(),
+		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.publishCmd(), a.tpmCmd(),
 	}
 }
 

@@ -10,7 +10,6 @@
 package runshape
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -21,9 +20,9 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/dcgm"
+	"github.com/perfdag/perfdag/steps/dcgmcorrelate"
 	"github.com/perfdag/perfdag/steps/endpoint"
 	"github.com/perfdag/perfdag/steps/loadgen"
 	"github.com/perfdag/perfdag/steps/measure"
@@ -46,7 +45,7 @@ var Kind = engine.Kind{
 }
 
 // SampleEvery is how often /metrics and the DCGM exporter are polled during a window.
-const SampleEvery = 500 * time.Millisecond
+const SampleEvery = 250 * time.Millisecond
 
 // Result is what gates on run-shape read: flat, named like the atlas.
 type Result struct {
@@ -246,6 +245,7 @@ func result(p schema.Point) *Result {
 type samplers struct {
 	metrics *promscrape.Sampler
 	gpus    *dcgm.Sampler
+	dcgmURL string
 }
 
 func startSamplers(ctx context.Context, res endpoint.Resolved) *samplers {
@@ -256,6 +256,7 @@ func startSamplers(ctx context.Context, res endpoint.Resolved) *samplers {
 	}
 	if res.DCGMURL != "" {
 		s.gpus = dcgm.StartSampler(ctx, f, res.DCGMURL, SampleEvery, dcgm.Filter{})
+		s.dcgmURL = res.DCGMURL
 	}
 	return s
 }
@@ -275,11 +276,6 @@ func SamplesFile(cell string, conc int) string {
 	return filepath.Join(measure.CellDir(cell), "spec_metrics", "readings-c"+strconv.Itoa(conc)+".json")
 }
 
-// DCGMSamplesFile holds the DCGM exporter samples of one point (dcgm.EncodeSamples lines).
-func DCGMSamplesFile(cell string, conc int) string {
-	return filepath.Join(measure.CellDir(cell), "dcgm_samples", "c"+strconv.Itoa(conc)+".jsonl")
-}
-
 func (s *samplers) save(t *engine.Task, conc int) ([]string, error) {
 	var out []string
 	if s.metrics != nil {
@@ -291,16 +287,9 @@ func (s *samplers) save(t *engine.Task, conc int) ([]string, error) {
 		out = append(out, rel)
 	}
 	if s.gpus != nil {
-		samples, _ := s.gpus.Stop()
-		var buf bytes.Buffer
-		if err := dcgm.EncodeSamples(&buf, samples); err != nil {
-			return nil, fmt.Errorf("encode DCGM samples: %w", err)
-		}
-		rel := DCGMSamplesFile(t.Cell.ID, conc)
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(t.Dir, rel)), 0o755); err != nil {
-			return nil, err
-		}
-		if err := checkpoint.WriteFile(filepath.Join(t.Dir, rel), buf.Bytes()); err != nil {
+		samples, polls := s.gpus.Stop()
+		rel, err := dcgmcorrelate.WriteSamples(t.Dir, t.Cell.ID, conc, s.dcgmURL, samples, polls)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, rel)
