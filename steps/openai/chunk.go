@@ -1,0 +1,123 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Names of the two reasoning delta fields servers use (vLLM/SGLang reasoning parsers emit
+// reasoning_content; newer vLLM and some gateways emit reasoning).
+const (
+	FieldReasoningContent = "reasoning_content"
+	FieldReasoning        = "reasoning"
+)
+
+// Chunk is what perfdag reads from one chat-completion chunk (streaming) or completion
+// (non-streaming): only the fields a measurement needs.
+type Chunk struct {
+	Content        string // non-empty answer text (content plus tool-call name and arguments)
+	Reasoning      string // non-empty reasoning text
+	ReasoningField string // which field carried Reasoning
+	FinishReason   string // last non-empty finish_reason among the choices
+	Usage          *Usage // the usage object, when present
+	Error          string // the raw `error` value when the payload is an in-band error
+}
+
+// Usage is a server's token accounting.
+type Usage struct {
+	PromptTokens     *int
+	CompletionTokens *int
+	ReasoningTokens  *int
+}
+
+// Visible reports whether the chunk carries a token: non-empty content or reasoning.
+// Role-only, empty, finish-only and usage-only chunks are not visible.
+func (c Chunk) Visible() bool { return c.Content != "" || c.Reasoning != "" }
+
+type wireChunk struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Delta        *wireDelta `json:"delta"`
+	Message      *wireDelta `json:"message"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content          *string        `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content"`
+	Reasoning        *string        `json:"reasoning"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	Function *struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens            *int `json:"prompt_tokens"`
+	CompletionTokens        *int `json:"completion_tokens"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// ParseChunk decodes one data payload. A payload that is not a JSON object is an error (the
+// request is then classed malformed); an `{"error": …}` object parses and sets Chunk.Error.
+func ParseChunk(data []byte) (Chunk, error) {
+	var w wireChunk
+	if err := json.Unmarshal(data, &w); err != nil {
+		return Chunk{}, fmt.Errorf("decode chunk: %w", err)
+	}
+	var c Chunk
+	if len(w.Error) > 0 && string(w.Error) != "null" {
+		c.Error = string(w.Error)
+		return c, nil
+	}
+	if w.Usage != nil {
+		u := &Usage{PromptTokens: w.Usage.PromptTokens, CompletionTokens: w.Usage.CompletionTokens}
+		if d := w.Usage.CompletionTokensDetails; d != nil {
+			u.ReasoningTokens = d.ReasoningTokens
+		}
+		c.Usage = u
+	}
+	var content, reasoning strings.Builder
+	for _, ch := range w.Choices {
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			c.FinishReason = *ch.FinishReason
+		}
+		d := ch.Delta
+		if d == nil {
+			d = ch.Message
+		}
+		if d == nil {
+			continue
+		}
+		switch {
+		case d.ReasoningContent != nil && *d.ReasoningContent != "":
+			reasoning.WriteString(*d.ReasoningContent)
+			c.ReasoningField = FieldReasoningContent
+		case d.Reasoning != nil && *d.Reasoning != "":
+			reasoning.WriteString(*d.Reasoning)
+			c.ReasoningField = FieldReasoning
+		}
+		if d.Content != nil {
+			content.WriteString(*d.Content)
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.Function != nil {
+				content.WriteString(tc.Function.Name)
+				content.WriteString(tc.Function.Arguments)
+			}
+		}
+	}
+	c.Content, c.Reasoning = content.String(), reasoning.String()
+	return c, nil
+}

@@ -1,0 +1,199 @@
+package stats
+
+import (
+	"time"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// PhaseProfiling is the only phase whose records enter a point's metrics.
+const PhaseProfiling = "profiling"
+
+// ErrorInvalid classes a record that claims success but whose timestamps are not sane
+// (no first token, or times out of order): AIPerf drops such records from the statistics.
+const ErrorInvalid = "invalid_record"
+
+// Units of the point's metrics.
+const (
+	UnitMs      = "ms"
+	UnitTokens  = "tokens"
+	UnitTPSUser = "tokens/sec/user"
+)
+
+// Options describe the point the records belong to.
+type Options struct {
+	Cell           string
+	Concurrency    int
+	RequestRate    float64
+	Arrival        string
+	Shape          string
+	Mode           string
+	GPUs           int  // GPUs serving the endpoint, for the per-GPU throughputs (0 = not known)
+	ReasoningModel bool // the caller expects reasoning: flags a parser that folds it into content
+}
+
+// Class returns the error class a record counts under, "" when it is a valid measurement.
+func Class(r schema.RequestRecord) string {
+	if r.ErrorClass != "" {
+		return r.ErrorClass
+	}
+	switch {
+	case r.FirstTokenNs == 0:
+		return schema.ErrorEmpty
+	case r.StartNs <= 0 || r.FirstTokenNs < r.StartNs || r.LastContentNs < r.FirstTokenNs ||
+		(r.FirstOutputNs != 0 && (r.FirstOutputNs < r.FirstTokenNs || r.FirstOutputNs > r.LastContentNs)):
+		return ErrorInvalid
+	}
+	return ""
+}
+
+// ms converts a nanosecond span to milliseconds.
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// Compute builds a point from its records: only phase "profiling" counts; invalid records
+// are counted by class and left out of every statistic and of the window.
+func Compute(records []schema.RequestRecord, o Options) schema.Point {
+	p := schema.Point{
+		Schema: "point_v1", Cell: o.Cell, Concurrency: o.Concurrency, RequestRate: o.RequestRate,
+		Arrival: o.Arrival, Shape: o.Shape, Mode: o.Mode, GPUs: o.GPUs, ReasoningField: "none",
+	}
+	var (
+		valid                                    []schema.RequestRecord
+		firstStart, lastEnd                      int64
+		ttft, ttfo, itl, icl, lat, tps           []float64
+		isl, osl, out, reason                    []float64
+		failed                                   int
+		sumISL, sumOSL                           float64
+		aaTokens, aaSeconds                      float64
+		winStart, winEnd                         int64
+		answered, sameFirst, mismatches, reasonN int
+		fieldCount                               = map[string]int{}
+	)
+	for _, r := range records {
+		if r.Phase != PhaseProfiling {
+			continue
+		}
+		p.NumPrompts++
+		if firstStart == 0 || (r.StartNs > 0 && r.StartNs < firstStart) {
+			firstStart = r.StartNs
+		}
+		lastEnd = max(lastEnd, r.EndNs, r.LastContentNs)
+		if c := Class(r); c != "" {
+			if p.ErrorsByClass == nil {
+				p.ErrorsByClass = map[string]int{}
+			}
+			p.ErrorsByClass[c]++
+			failed++
+			continue
+		}
+		valid = append(valid, r)
+	}
+	p.RequestCount, p.ErrorCount = len(valid), failed
+	if firstStart > 0 {
+		p.StartedAt = time.Unix(0, firstStart).UTC().Format(time.RFC3339Nano)
+	}
+	if lastEnd > 0 {
+		p.EndedAt = time.Unix(0, lastEnd).UTC().Format(time.RFC3339Nano)
+	}
+	for _, r := range valid {
+		t := ms(r.FirstTokenNs - r.StartNs)
+		l := ms(r.LastContentNs - r.StartNs)
+		n := r.OutputTokens + r.ReasoningTok
+		ttft = append(ttft, t)
+		lat = append(lat, l)
+		if r.FirstOutputNs != 0 {
+			answered++
+			ttfo = append(ttfo, ms(r.FirstOutputNs-r.StartNs))
+		}
+		if r.FirstOutputNs == r.FirstTokenNs {
+			sameFirst++
+		}
+		if n >= 2 {
+			v := (l - t) / float64(n-1)
+			itl = append(itl, v)
+			if v > 0 {
+				tps = append(tps, 1000/v)
+			}
+			if gen := r.LastContentNs - r.FirstTokenNs; gen > 0 {
+				aaTokens += float64(n - 1)
+				aaSeconds += float64(gen) / 1e9
+			}
+		}
+		// Gaps between content messages, pooled over requests. Messages that arrived in one
+		// read share a stamp, so a zero gap is a real observation (coalesced delivery).
+		for i := 1; i < len(r.ChunkNs); i++ {
+			if g := r.ChunkNs[i] - r.ChunkNs[i-1]; g >= 0 {
+				icl = append(icl, ms(g))
+			}
+		}
+		isl = append(isl, float64(r.InputTokens))
+		osl = append(osl, float64(n))
+		out = append(out, float64(r.OutputTokens))
+		reason = append(reason, float64(r.ReasoningTok))
+		sumISL += float64(r.InputTokens)
+		sumOSL += float64(n)
+		if winStart == 0 || r.StartNs < winStart {
+			winStart = r.StartNs
+		}
+		winEnd = max(winEnd, r.LastContentNs)
+		if r.UsageMismatch {
+			mismatches++
+		}
+		if r.ReasoningTok > 0 {
+			reasonN++
+		}
+		if r.ReasoningField != "" {
+			fieldCount[r.ReasoningField]++
+		}
+	}
+	p.TTFT, p.TTFO, p.ITL, p.ICL = Summarize(ttft, UnitMs), Summarize(ttfo, UnitMs), Summarize(itl, UnitMs), Summarize(icl, UnitMs)
+	p.RequestLatency, p.TPSUser = Summarize(lat, UnitMs), Summarize(tps, UnitTPSUser)
+	p.ISL, p.OSL = Summarize(isl, UnitTokens), Summarize(osl, UnitTokens)
+	p.OutputTokens, p.ReasoningTok = Summarize(out, UnitTokens), Summarize(reason, UnitTokens)
+	if p.NumPrompts > 0 {
+		p.AdjTTFT, p.AdjRequestLatency = Adjusted(ttft, failed), Adjusted(lat, failed)
+	}
+	if len(valid) > 0 {
+		p.TTFOCoverage = float64(answered) / float64(len(valid))
+		p.MeanISL, p.MeanOSL = sumISL/float64(len(valid)), sumOSL/float64(len(valid))
+	}
+	if w := float64(winEnd-winStart) / 1e9; len(valid) > 0 && w > 0 {
+		p.WindowS = w
+		p.RequestThroughput = float64(len(valid)) / w
+		p.OutputTokenThroughput = sumOSL / w
+		p.TotalTokenThroughput = (sumISL + sumOSL) / w
+		if o.GPUs > 0 {
+			p.OutputTokPerSPerGPU = p.OutputTokenThroughput / float64(o.GPUs)
+			p.TotalTokPerSPerGPU = p.TotalTokenThroughput / float64(o.GPUs)
+		}
+	}
+	if aaSeconds > 0 {
+		p.AAOutputSpeed = aaTokens / aaSeconds
+	}
+	p.UsageMismatches = mismatches
+	p.Reasoning = reasonN > 0
+	p.ReasoningField = dominantField(fieldCount)
+	p.ReasoningParserSuspect = o.ReasoningModel && len(valid) > 0 && sameFirst == len(valid)
+	p.SteadyWindowUndercount = p.NumPrompts < 2*o.Concurrency
+	switch {
+	case len(valid) == 0:
+		p.Status = "failed"
+	case failed > 0:
+		p.Status = "partial"
+	default:
+		p.Status = "ok"
+	}
+	return p
+}
+
+// dominantField names the reasoning field most requests used ("none" when none did); a tie
+// goes to reasoning_content, the vLLM/SGLang parser default.
+func dominantField(c map[string]int) string {
+	best, n := "none", 0
+	for _, f := range []string{"reasoning_content", "reasoning"} {
+		if c[f] > n {
+			best, n = f, c[f]
+		}
+	}
+	return best
+}
