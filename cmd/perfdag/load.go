@@ -81,3 +81,11 @@ func sourceOf(c *load.Campaign, path string) []byte {
 	b, _ := os.ReadFile(path)
 	return b
 }
+
+func readFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}

@@ -124,7 +124,7 @@ func datasetStamp(t *engine.Task) string {
 func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 	var errs []error
 	for i, cell := range c.Cells {
-		if _, err := workload.Resolve(cell.Workload); err != nil {
+		if err := workload.Check(cell.Workload); err != nil {
 			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].workload", i), Err: fmt.Errorf("cell %s: %w", cell.ID, err),
 				Hint: "shape: one of " + strings.Join(workload.Shapes(), ", ") + ", or custom with input_tokens and output_tokens"})
 		}

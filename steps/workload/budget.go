@@ -104,3 +104,27 @@ func mode(w schema.Workload) (string, error) {
 	}
 	return "", fmt.Errorf("workload.mode: unknown mode %q; valid modes: %s, %s", w.Mode, ModeSynthetic, ModeReplay)
 }
+
+// Check validates a workload the way Open will use it, without opening anything: synthetic
+// workloads need a budget, replay workloads a dataset (their budgets come from its lines).
+func Check(w schema.Workload) error {
+	m, err := mode(w)
+	if err != nil {
+		return err
+	}
+	if m == ModeReplay {
+		if w.Shape != "" || w.OutputTokens > 0 {
+			_, err := Resolve(schema.Workload{Shape: w.Shape, OutputTokens: w.OutputTokens, InputTokens: 1})
+			return err
+		}
+		return nil
+	}
+	b, err := Resolve(w)
+	if err != nil {
+		return err
+	}
+	if b.InputTokens < MinInputTokens {
+		return fmt.Errorf("workload.input_tokens: %d is below the synthetic minimum of %d (room for the unique per-request prefix)", b.InputTokens, MinInputTokens)
+	}
+	return nil
+}

@@ -73,3 +73,27 @@ func TestMode(t *testing.T) {
 		}
 	}
 }
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		w    schema.Workload
+		want string // "" = valid
+	}{
+		{schema.Workload{Shape: "aa-1k"}, ""},
+		{schema.Workload{Mode: ModeReplay, Dataset: "d.jsonl"}, ""},
+		{schema.Workload{Mode: ModeReplay, Dataset: "d.jsonl", Shape: "aa-10k"}, ""},
+		{schema.Workload{Mode: ModeReplay}, "workload.dataset: required"},
+		{schema.Workload{Shape: "aa-1k", Dataset: "d.jsonl"}, "only read in mode"},
+		{schema.Workload{Shape: "aa-2k"}, "unknown shape"},
+		{schema.Workload{InputTokens: 8, OutputTokens: 8}, "below the synthetic minimum"},
+	}
+	for _, c := range cases {
+		err := Check(c.w)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", c.w, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: err %v, want %q", c.w, err, c.want)
+		}
+	}
+}
