@@ -12,6 +12,7 @@ import (
 
 func (a *app) planCmd() *cobra.Command {
 	var format, dir string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show the compiled DAG of a campaign without running anything",
@@ -28,6 +29,9 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
   perfdag plan --dir campaigns/20261202T130000Z-demo campaign.yaml`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				format = "json"
+			}
 			if !slices.Contains(plan.Formats, format) {
 				return exitf(ExitUsage, "--format %q: want one of %s", format, strings.Join(plan.Formats, ", "))
 			}
@@ -52,6 +56,7 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, dot, mermaid or json")
 	cmd.Flags().StringVar(&dir, "dir", "", "campaign directory to explain reuse against")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	return cmd
 }
 

@@ -88,7 +88,7 @@ func Open(campaignDir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint journal %s: %w", s.path, err)
 	}
-	data, err := io.ReadAll(f)
+	data, err := readAll(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
@@ -118,6 +118,21 @@ func Open(campaignDir string) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// readAll reads the whole journal in one allocation sized from its length (io.ReadAll's
+// doubling costs as much as parsing on a 10,000-node journal).
+func readAll(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(f, data)
+	if err == io.ErrUnexpectedEOF {
+		err = nil // the file shrank between stat and read: take what is there
+	}
+	return data[:n], err
 }
 
 // ReadOnly reads the journal under campaignDir/state without creating or changing anything
