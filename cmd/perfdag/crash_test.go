@@ -147,3 +147,58 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("%d SIGKILLs over 20 trials (reference run %s)", kills, refTime)
 }
+
+// SIGINT stops a running campaign within seconds: the running node is recorded as
+// interrupted, the process exits 130, and resume finishes the work.
+func TestInterruptExits130(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "slow.yaml")
+	src := `version: 1
+campaign: slow
+endpoints:
+  main: {url: "sim://", model: m}
+cells: []
+pipeline:
+  - {id: quick, kind: exec, with: {command: [echo, '{"ok": true}']}}
+  - {id: slow, kind: exec, needs: [quick], with: {command: [sleep, "30"]}}
+  - {id: after, kind: exec, needs: [slow], with: {command: [echo, done]}}
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(work, "out")
+	cmd := perfdagChild("run", file, "--out", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, _ := checkpoint.ReadOnly(dir).LoadAll()
+		if r := recs["slow"]; r != nil && r.Status == checkpoint.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("slow never started:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 10*time.Second {
+		t.Errorf("stopping took %s", took)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Fatalf("exit %d (%v), want %d:\n%s", code, err, ExitInterrupted, stderr.String())
+	}
+	recs, _ := checkpoint.ReadOnly(dir).LoadAll()
+	if recs["slow"].Status != checkpoint.Interrupted || recs["quick"].Status != checkpoint.Succeeded || recs["after"] != nil {
+		t.Fatalf("after SIGINT: slow %s, quick %s, after %v", recs["slow"].Status, recs["quick"].Status, recs["after"])
+	}
+	if !strings.Contains(stderr.String(), "perfdag resume "+dir) {
+		t.Errorf("no resume hint in:\n%s", stderr.String())
+	}
+}

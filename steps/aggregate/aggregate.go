@@ -20,14 +20,15 @@ import (
 
 // Kind is the aggregate step kind.
 var Kind = engine.Kind{
-	Name:    "aggregate",
-	Scope:   engine.ScopeCampaign,
-	Version: "1",
-	Doc:     "normalize every cell into atlas.jsonl with its coverage line, and roll it into tpm_summary.{json,csv,md} with cost",
-	Result:  Result{},
-	Inputs:  inputs,
-	Check:   check,
-	Run:     run,
+	Name:     "aggregate",
+	Tolerant: true, // a failed point must not cost the rest of the campaign its atlas
+	Scope:    engine.ScopeCampaign,
+	Version:  "1",
+	Doc:      "normalize every cell into atlas.jsonl with its coverage line, and roll it into tpm_summary.{json,csv,md} with cost",
+	Result:   Result{},
+	Inputs:   inputs,
+	Check:    check,
+	Run:      run,
 }
 
 // Result is what gates on aggregate read, e.g. `failed_cells == 0` or `steady_window_undercount == 0`.

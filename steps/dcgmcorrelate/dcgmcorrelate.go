@@ -30,15 +30,16 @@ const CellPlaceholder = "{cell}"
 
 // Kind is the dcgm-correlate step kind.
 var Kind = engine.Kind{
-	Name:    "dcgm-correlate",
-	Scope:   engine.ScopeCell,
-	Version: "1",
-	Doc:     "DCGM window means per point (SM, tensor, DRAM, GR engine, NVLink, PCIe, power) from a frozen YAML, Prometheus or exporter samples; sets dcgm_grounded and tokens_per_watt",
-	Params:  func() any { return &Params{} },
-	Result:  Result{},
-	Inputs:  inputs,
-	Check:   check,
-	Run:     run,
+	Name:     "dcgm-correlate",
+	Tolerant: true, // a failed point must not cost the rest of the campaign its atlas
+	Scope:    engine.ScopeCell,
+	Version:  "1",
+	Doc:      "DCGM window means per point (SM, tensor, DRAM, GR engine, NVLink, PCIe, power) from a frozen YAML, Prometheus or exporter samples; sets dcgm_grounded and tokens_per_watt",
+	Params:   func() any { return &Params{} },
+	Result:   Result{},
+	Inputs:   inputs,
+	Check:    check,
+	Run:      run,
 }
 
 // Params are dcgm-correlate's `with:`.
