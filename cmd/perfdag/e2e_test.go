@@ -52,18 +52,7 @@ func TestQuickstartKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// kill once the first cell's sweep is done, while the second cell is being measured
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		recs, _ := checkpoint.ReadOnly(dir).LoadAll()
-		if r := recs["run-shape[aa-10k/c1]"]; r != nil && r.Status == checkpoint.Running {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the quickstart never reached aa-10k:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRunning(t, cmd, dir, "run-shape[aa-10k/c1]", 3*time.Minute, &out)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	before, err := checkpoint.ReadOnly(dir).LoadAll()

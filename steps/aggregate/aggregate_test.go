@@ -14,6 +14,7 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/aggregate"
+	"github.com/perfdag/perfdag/steps/stepstest"
 )
 
 const coverage40 = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points"
@@ -45,14 +46,14 @@ cells:
 					fmt.Fprintf(&b, "  - {id: %s, hardware: %s, parallel_strategy: %s, mtp: %v, max_num_batched_tokens: %d, workload: {shape: aa-1k}, concurrencies: [1, 2, 4, 8, 16, 32]}\n",
 						id, hw, strat, mtp, mbt)
 					for _, c := range concs {
-						p := okPoint(id, c)
+						p := stepstest.OKPoint(id, c)
 						switch {
 						case n == 17 && c == 32:
 							continue
 						case n == 17 && c == 16, n == 29:
 							p.RequestCount, p.ErrorCount, p.Status = 0, p.NumPrompts, "failed"
 						}
-						writePoint(t, dir, p)
+						stepstest.WritePoint(t, dir, p)
 					}
 					n++
 				}
@@ -65,7 +66,7 @@ cells:
 func TestFixture40CoverageLine(t *testing.T) {
 	dir := t.TempDir()
 	src := fixture40(t, dir)
-	out, recs := campaignRun(t, dir, t.TempDir(), src)
+	out, recs := stepstest.Run(t, dir, t.TempDir(), src, nil)
 	if out["atlas"] != run.OutRan {
 		t.Fatalf("atlas: %s", out["atlas"])
 	}
@@ -73,7 +74,7 @@ func TestFixture40CoverageLine(t *testing.T) {
 		t.Fatalf("summary\n got %s\nwant %s", got, coverage40)
 	}
 	var res aggregate.Result
-	result(t, recs, "atlas", &res)
+	stepstest.Result(t, recs, "atlas", &res)
 	// 2 hardware × 2 strategies × 2 MTP settings = 8 TPM groups (max_num_batched_tokens is not
 	// part of the key); every ok point has TTFT ≤ 132 ms and ITL 20 ms, inside the default SLA.
 	want := aggregate.Result{AtlasCells: 40, FullSweeps: 38, PartialSweeps: 1, FailedCells: 1, PlotReadyPoints: 232,
@@ -102,7 +103,7 @@ func TestFixture40CoverageLine(t *testing.T) {
 		t.Errorf("tpm_summary.md lacks the warm/cold caveat: %v\n%s", err, md)
 	}
 	// A second run with nothing changed reuses the node.
-	out, _ = campaignRun(t, dir, t.TempDir(), src)
+	out, _ = stepstest.Run(t, dir, t.TempDir(), src, nil)
 	if out["atlas"] != run.OutReused {
 		t.Errorf("unchanged re-run: atlas %s, want reused", out["atlas"])
 	}
@@ -112,11 +113,11 @@ func TestFixture40CoverageLine(t *testing.T) {
 func TestTPMAndCostBlocks(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []int{1, 2, 4} {
-		p := okPoint("a", c)
+		p := stepstest.OKPoint("a", c)
 		if c == 4 {
 			p.ITL.Avg = 60 // over the 50 ms TPOT SLA: c4 is the peak but not the SLA point
 		}
-		writePoint(t, dir, p)
+		stepstest.WritePoint(t, dir, p)
 	}
 	src := `version: 1
 campaign: tpm
@@ -130,7 +131,7 @@ cost: {usd_per_gpu_hour: {H100: 3.6}}
 pipeline:
   - {id: atlas, kind: aggregate}
 `
-	out, _ := campaignRun(t, dir, t.TempDir(), src)
+	out, _ := stepstest.Run(t, dir, t.TempDir(), src, nil)
 	if out["atlas"] != run.OutRan {
 		t.Fatalf("atlas: %s", out["atlas"])
 	}

@@ -1,15 +1,15 @@
 package aggregate_test
 
 import (
-	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/steps/aggregate"
+	"github.com/perfdag/perfdag/steps/stepstest"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 // frozen is a dcgm_frozen_v1 capture for two GPUs at c1 and c2: means SM 0.5, DRAM 0.4,
@@ -48,24 +48,24 @@ pipeline:
 func TestEditReRunsWhatItTouches(t *testing.T) {
 	dir, base := t.TempDir(), t.TempDir()
 	for _, cell := range []string{"a", "b"} {
-		writeFile(t, filepath.Join(base, "dcgm", cell+".yaml"), frozen)
+		testkit.WriteFile(t, filepath.Join(base, "dcgm", cell+".yaml"), frozen)
 		for _, c := range []int{1, 2} {
-			writePoint(t, dir, okPoint(cell, c))
+			stepstest.WritePoint(t, dir, stepstest.OKPoint(cell, c))
 		}
 	}
-	out, recs := campaignRun(t, dir, base, twoCells("B200", "[1, 2]"))
+	out, recs := stepstest.Run(t, dir, base, twoCells("B200", "[1, 2]"), nil)
 	for _, n := range []string{"dcgm[a]", "dcgm[b]", "atlas"} {
 		if out[n] != run.OutRan {
 			t.Fatalf("first run: %s %s", n, out[n])
 		}
 	}
 	var res aggregate.Result
-	result(t, recs, "atlas", &res)
+	stepstest.Result(t, recs, "atlas", &res)
 	if res.DCGMGroundedCells != 2 || res.AtlasCells != 2 || res.PlotReadyPoints != 4 {
 		t.Fatalf("first run result %+v: want 2 grounded cells, 4 plot-ready points", res)
 	}
 
-	out, _ = campaignRun(t, dir, base, twoCells("H200", "[1, 2]"))
+	out, _ = stepstest.Run(t, dir, base, twoCells("H200", "[1, 2]"), nil)
 	want := map[string]string{"dcgm[a]": run.OutReused, "dcgm[b]": run.OutReused, "atlas": run.OutRan}
 	for n, w := range want {
 		if out[n] != w {
@@ -78,8 +78,8 @@ func TestEditReRunsWhatItTouches(t *testing.T) {
 		}
 	}
 
-	writePoint(t, dir, okPoint("a", 4))
-	out, recs = campaignRun(t, dir, base, twoCells("H200", "[1, 2, 4]"))
+	stepstest.WritePoint(t, dir, stepstest.OKPoint("a", 4))
+	out, recs = stepstest.Run(t, dir, base, twoCells("H200", "[1, 2, 4]"), nil)
 	want = map[string]string{"dcgm[a]": run.OutRan, "dcgm[b]": run.OutReused, "atlas": run.OutRan}
 	for n, w := range want {
 		if out[n] != w {
@@ -87,7 +87,7 @@ func TestEditReRunsWhatItTouches(t *testing.T) {
 		}
 	}
 	// The frozen file has no c4: cell a is no longer grounded.
-	result(t, recs, "atlas", &res)
+	stepstest.Result(t, recs, "atlas", &res)
 	if res.DCGMGroundedCells != 1 || res.Rows != 5 {
 		t.Errorf("after adding a/c4: %+v, want 1 grounded cell and 5 rows", res)
 	}
@@ -110,14 +110,14 @@ pipeline:
 // points; decode c32 has 48 prompts < 2 × 32 and is flagged) beside one measured cell.
 func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 	dir, base := t.TempDir(), t.TempDir()
-	copyDir(t, filepath.Join("..", "roofline", "testdata", "bundle"), filepath.Join(base, "bundle"))
-	writePoint(t, dir, okPoint("a", 1))
-	out, recs := campaignRun(t, dir, base, rooflineCampaign)
+	testkit.CopyDir(t, filepath.Join("..", "roofline", "testdata", "bundle"), filepath.Join(base, "bundle"))
+	stepstest.WritePoint(t, dir, stepstest.OKPoint("a", 1))
+	out, recs := stepstest.Run(t, dir, base, rooflineCampaign, nil)
 	if out["atlas"] != run.OutRan || out["roofline"] != run.OutRan {
 		t.Fatalf("outcomes %v", out)
 	}
 	var res aggregate.Result
-	result(t, recs, "atlas", &res)
+	stepstest.Result(t, recs, "atlas", &res)
 	want := aggregate.Result{AtlasCells: 3, FullSweeps: 3, PlotReadyPoints: res.PlotReadyPoints, Rows: 7, ImportedCells: 2,
 		TPMGroups: res.TPMGroups, TPMSLAGroups: res.TPMSLAGroups, Coverage: res.Coverage, DCGMGroundedCells: 2, SteadyWindowUndercount: 1}
 	if res != want {
@@ -127,8 +127,8 @@ func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 		t.Errorf("atlas cells %v", got)
 	}
 	// Editing the bundle re-imports and re-aggregates.
-	writeFile(t, filepath.Join(base, "bundle", "NOTES.md"), "recaptured\n")
-	out, _ = campaignRun(t, dir, base, rooflineCampaign)
+	testkit.WriteFile(t, filepath.Join(base, "bundle", "NOTES.md"), "recaptured\n")
+	out, _ = stepstest.Run(t, dir, base, rooflineCampaign, nil)
 	if out["roofline"] != run.OutRan || out["atlas"] != run.OutRan {
 		t.Errorf("after editing the bundle: %v, want both to run", out)
 	}
@@ -136,16 +136,11 @@ func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 
 func TestCheckAggregateNeedsRooflineImport(t *testing.T) {
 	src := strings.Replace(rooflineCampaign, "needs: [roofline]", "needs: []", 1)
-	err := validate(t, src)
-	var l diag.List
-	if !errors.As(err, &l) || len(l) != 1 {
-		t.Fatalf("want one problem, got %v", err)
-	}
-	d := l[0]
+	d := stepstest.OneProblem(t, src)
 	if d.Line != 11 || !strings.Contains(d.Message, "aggregates the files roofline-import step roofline writes, but does not need it") || !strings.Contains(d.Hint, "add roofline to needs") {
 		t.Errorf("problem %s (hint %q), want line 11: ... does not need it", d.Error(), d.Hint)
 	}
-	if err := validate(t, rooflineCampaign); err != nil {
+	if err := stepstest.Validate(t, rooflineCampaign); err != nil {
 		t.Errorf("valid campaign rejected: %v", err)
 	}
 }
@@ -175,7 +170,7 @@ pipeline:
 		{"[spec]", "aggregates the files run-shape step run writes"},
 	}
 	for _, tc := range tests {
-		err := validate(t, pipeline(tc.needs))
+		err := stepstest.Validate(t, pipeline(tc.needs))
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("needs %s rejected: %v", tc.needs, err)
@@ -188,7 +183,7 @@ pipeline:
 func TestCheckRooflineImportIsADirectNeed(t *testing.T) {
 	src := strings.Replace(rooflineCampaign, "  - {id: atlas, kind: aggregate, needs: [roofline]}\n",
 		"  - {id: wait, kind: exec, needs: [roofline], with: {command: [\"true\"]}}\n  - {id: atlas, kind: aggregate, needs: [wait]}\n", 1)
-	err := validate(t, src)
+	err := stepstest.Validate(t, src)
 	if err == nil || !strings.Contains(err.Error(), "reaches roofline-import step roofline only through other steps") {
 		t.Errorf("got %v", err)
 	}

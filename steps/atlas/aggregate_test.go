@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // fixture40 writes the synthetic 40-cell atlas of the seed (the GLM-5.1 layout): hardware
 // {H100, B200} × strategy {EP, TP} × MTP {on, off} × max_num_batched_tokens {1024..16384},
@@ -98,19 +96,7 @@ func TestAggregateGolden(t *testing.T) {
 	if got := cov.String(); got != "Coverage: 2 atlas cells | 1 full sweeps | 0 partial sweeps | 1 failed cells | 2 plot-ready concurrency points" {
 		t.Errorf("coverage %s", got)
 	}
-	golden := filepath.Join("testdata", "aggregate.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("atlas differs from %s (run go test -update after checking the change):\n%s", golden, buf.String())
-	}
+	testkit.Golden(t, filepath.Join("testdata", "aggregate.golden.jsonl"), buf.Bytes())
 }
 
 func TestWriterRejects(t *testing.T) {

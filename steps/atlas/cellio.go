@@ -39,7 +39,7 @@ func NormalizeCell(ctx context.Context, campaignDir, campaign string, cell schem
 			return nil, "", err
 		}
 		var p schema.Point
-		found, err := readJSON(filepath.Join(dir, "raw", "c"+strconv.Itoa(c), "point.json"), &p)
+		found, err := ReadJSON(filepath.Join(dir, "raw", "c"+strconv.Itoa(c), "point.json"), &p)
 		if err != nil {
 			return nil, "", err
 		}
@@ -48,7 +48,7 @@ func NormalizeCell(ctx context.Context, campaignDir, campaign string, cell schem
 			points = append(points, p)
 		}
 		var w schema.SpecWindow
-		found, err = readJSON(filepath.Join(dir, "spec_metrics", "c"+strconv.Itoa(c)+".json"), &w)
+		found, err = ReadJSON(filepath.Join(dir, "spec_metrics", "c"+strconv.Itoa(c)+".json"), &w)
 		if err != nil {
 			return nil, "", err
 		}
@@ -58,7 +58,7 @@ func NormalizeCell(ctx context.Context, campaignDir, campaign string, cell schem
 	}
 	var dcgm *schema.DCGMCorrelation
 	var d schema.DCGMCorrelation
-	found, err := readJSON(filepath.Join(dir, "dcgm_correlation.json"), &d)
+	found, err := ReadJSON(filepath.Join(dir, "dcgm_correlation.json"), &d)
 	if err != nil {
 		return nil, "", err
 	}
@@ -103,7 +103,7 @@ func ReadCell(campaignDir, cellID string) ([]schema.AtlasRow, string, error) {
 	dir := CellDir(campaignDir, cellID)
 	path := filepath.Join(dir, NormalizedFile)
 	var rows []schema.AtlasRow
-	found, err := readJSON(path, &rows)
+	found, err := ReadJSON(path, &rows)
 	if err != nil {
 		return nil, "", err
 	}
@@ -139,8 +139,9 @@ func checkStatus(s string) error {
 	return fmt.Errorf("cell status %q: want full, partial or failed", s)
 }
 
-// readJSON decodes a file strictly; a file that does not exist reports found=false.
-func readJSON(path string, v any) (found bool, err error) {
+// ReadJSON decodes the JSON file at path into v strictly (unknown fields are an error); a
+// file that does not exist reports found=false and no error.
+func ReadJSON(path string, v any) (found bool, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const fixtureConfig = `version: 1
 campaign: weekly
@@ -112,16 +110,7 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 	got, err := atlas.EncodeJSON(doc)
 	must(t, err)
-	golden := filepath.Join("testdata", "snapshot.golden.json")
-	if *update {
-		must(t, os.MkdirAll("testdata", 0o755))
-		must(t, os.WriteFile(golden, got, 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	must(t, err)
-	if !bytes.Equal(got, want) {
-		t.Errorf("snapshot differs from %s (run with -update after checking):\n%s", golden, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "snapshot.golden.json"), got)
 }
 
 func TestRecordResolveDiff(t *testing.T) {

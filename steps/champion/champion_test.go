@@ -3,7 +3,6 @@ package champion
 import (
 	"bytes"
 	"context"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func pt(arm, engine, delivery string, baseline bool, c int, outPerGPU, tpot float64) schema.AtlasRow {
 	return schema.AtlasRow{
@@ -197,17 +195,5 @@ func TestSelectFileAndWriteGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, File))
-	golden := filepath.Join("testdata", "champion.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("champion.json differs from %s:\n%s", golden, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "champion.golden.json"), got)
 }

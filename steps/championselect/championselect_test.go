@@ -3,7 +3,6 @@ package championselect_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/championselect"
+	"github.com/perfdag/perfdag/steps/stepstest"
 )
 
 func campaign(with string) string {
@@ -41,12 +40,12 @@ func arms(t *testing.T, dir string) {
 		scale float64
 	}{{"base", 1}, {"sgl", 1.25}, {"patch", 1.5}} {
 		for _, c := range []int{1, 2, 4} {
-			p := okPoint(a.cell, c)
+			p := stepstest.OKPoint(a.cell, c)
 			p.OutputTokPerSPerGPU *= a.scale
 			if a.cell == "patch" && c == 4 {
 				p.ITL.Avg = 60
 			}
-			writePoint(t, dir, p)
+			stepstest.WritePoint(t, dir, p)
 		}
 	}
 }
@@ -74,12 +73,12 @@ func TestChampionThroughEngine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, recs := campaignRun(t, dir, t.TempDir(), campaign(tc.with))
+			out, recs := stepstest.Run(t, dir, t.TempDir(), campaign(tc.with), nil)
 			if out["champion"] != tc.outcome || out["atlas"] == run.OutFailed {
 				t.Fatalf("outcomes %v", out)
 			}
 			var res championselect.Result
-			result(t, recs, "champion", &res)
+			stepstest.Result(t, recs, "champion", &res)
 			res.Warnings = 0 // counted, not compared: their wording belongs to steps/champion
 			if math.Abs(res.DeltaPct-tc.want.DeltaPct) < 1e-9 {
 				res.DeltaPct = tc.want.DeltaPct
@@ -123,16 +122,12 @@ func TestCheckRejectsBadParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var l diag.List
-			if err := validate(t, tc.src); !errors.As(err, &l) || len(l) != 1 {
-				t.Fatalf("want one problem, got %v", err)
-			}
-			if d := l[0]; d.Line != tc.line || !strings.Contains(d.Message, tc.want) {
+			if d := stepstest.OneProblem(t, tc.src); d.Line != tc.line || !strings.Contains(d.Message, tc.want) {
 				t.Errorf("got %s, want line %d: %s", d.Error(), tc.line, tc.want)
 			}
 		})
 	}
-	if err := validate(t, campaign(", with: {focus_metric: tokens_per_watt, tpot_slo_ms: 40, top_x: 2}")); err != nil {
+	if err := stepstest.Validate(t, campaign(", with: {focus_metric: tokens_per_watt, tpot_slo_ms: 40, top_x: 2}")); err != nil {
 		t.Errorf("valid campaign rejected: %v", err)
 	}
 }

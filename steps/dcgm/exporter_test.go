@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/promscrape"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 func parseFile(t *testing.T, name string) *promscrape.Scrape {
@@ -123,7 +124,7 @@ func TestExporterTextRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goldenBytes(t, "exporter_text.golden", text)
+	testkit.Golden(t, "testdata/exporter_text.golden", text)
 	at := time.Unix(42, 0)
 	s, err := promscrape.Parse(text, at)
 	if err != nil {
@@ -197,21 +198,4 @@ func dump(v any) string {
 		return fmt.Sprintf("%+v", v)
 	}
 	return string(b)
-}
-
-func goldenBytes(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from golden:\n%s", name, got)
-	}
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/perfdag/perfdag/steps/testkit"
+)
 
 func near(p *float64, want float64) bool {
 	return p != nil && math.Abs(*p-want) <= 1e-9*math.Max(1, math.Abs(want))
@@ -114,5 +113,5 @@ func goldenJSON(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goldenBytes(t, name, append(got, '\n'))
+	testkit.Golden(t, "testdata/"+name, append(got, '\n'))
 }

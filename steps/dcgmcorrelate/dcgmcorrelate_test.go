@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/dcgmcorrelate"
 	"github.com/perfdag/perfdag/steps/promscrape"
+	"github.com/perfdag/perfdag/steps/stepstest"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 const token = "s3cret-prometheus-token"
@@ -42,7 +43,7 @@ pipeline:
 func points(t *testing.T, dir string) {
 	for _, c := range []int{1, 2} {
 		start, end := window(c)
-		writeJSON(t, filepath.Join(dir, "cells", "a", "raw", "c"+strconv.Itoa(c), "point.json"), schema.Point{
+		testkit.WriteJSON(t, filepath.Join(dir, "cells", "a", "raw", "c"+strconv.Itoa(c), "point.json"), schema.Point{
 			Schema: "point_v1", Cell: "a", Concurrency: c, NumPrompts: 4 * c, RequestCount: 4 * c, Status: "ok",
 			StartedAt: start.Format(time.RFC3339Nano), EndedAt: end.Format(time.RFC3339Nano), OutputTokenThroughput: 400 * float64(c),
 		})
@@ -81,7 +82,7 @@ func TestSameMeansFromEverySource(t *testing.T) {
 		prepare              func(t *testing.T, dir, base string)
 	}{
 		{"frozen", "", `, with: {source: frozen, file: "dcgm/{cell}.yaml"}`, func(t *testing.T, dir, base string) {
-			writeFile(t, filepath.Join(base, "dcgm", "a.yaml"), frozenYAML(all, "W"))
+			testkit.WriteFile(t, filepath.Join(base, "dcgm", "a.yaml"), frozenYAML(all, "W"))
 		}},
 		{"exporter", ", dcgm_url: \"http://node-7:9400/metrics\"", "", func(t *testing.T, dir, base string) {
 			for _, c := range []int{1, 2} {
@@ -97,7 +98,7 @@ func TestSameMeansFromEverySource(t *testing.T) {
 			dir, base := t.TempDir(), t.TempDir()
 			points(t, dir)
 			src.prepare(t, dir, base)
-			out, recs := campaignRun(t, dir, base, campaign(src.endpoint, src.with))
+			out, recs := stepstest.Run(t, dir, base, campaign(src.endpoint, src.with), nil)
 			if out["dcgm[a]"] != run.OutRan {
 				t.Fatalf("dcgm[a] %s: %s", out["dcgm[a]"], recs["dcgm[a]"].Error)
 			}
@@ -116,7 +117,7 @@ func TestSameMeansFromEverySource(t *testing.T) {
 				}
 			}
 			var res dcgmcorrelate.Result
-			result(t, recs, "dcgm[a]", &res)
+			stepstest.Result(t, recs, "dcgm[a]", &res)
 			if res.Source != src.name || !res.DCGMGrounded || res.SolRigor != "L3" || res.Points != 2 || res.PointsWithData != 2 ||
 				math.Abs(res.TokensPerWattMax-0.8) > 1e-9 || math.Abs(res.PowerWattsPerGPUAvg-450) > 1e-9 ||
 				math.Abs(res.DRAMActiveAvg-0.45) > 1e-9 || math.Abs(res.SMActiveAvg-0.55) > 1e-9 {
@@ -164,12 +165,12 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 		if _, err := dcgmcorrelate.WriteSamples(dir, "a", 1, "sim://", samplesOf(all, 1), promscrape.PollStats{}); err != nil {
 			t.Fatal(err)
 		}
-		out, recs := campaignRun(t, dir, t.TempDir(), strings.Replace(campaign("", ""), `"http://127.0.0.1:9"`, `"sim://"`, 1))
+		out, recs := stepstest.Run(t, dir, t.TempDir(), strings.Replace(campaign("", ""), `"http://127.0.0.1:9"`, `"sim://"`, 1), nil)
 		if out["dcgm[a]"] != run.OutRan {
 			t.Fatalf("dcgm[a] %s: %s", out["dcgm[a]"], recs["dcgm[a]"].Error)
 		}
 		var res dcgmcorrelate.Result
-		result(t, recs, "dcgm[a]", &res)
+		stepstest.Result(t, recs, "dcgm[a]", &res)
 		if res.DCGMGrounded || res.SolRigor != "L1" || res.Points != 2 || res.PointsWithData != 1 || res.MissingExporterFiles != 1 {
 			t.Errorf("result %+v: want ungrounded, 1 of 2 points with data, 1 missing file", res)
 		}
@@ -180,8 +181,8 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 	t.Run("frozen file in mW", func(t *testing.T) {
 		dir, base := t.TempDir(), t.TempDir()
 		points(t, dir)
-		writeFile(t, filepath.Join(base, "a.yaml"), frozenYAML(all, "mW"))
-		out, recs := campaignRun(t, dir, base, campaign("", `, with: {source: frozen, file: a.yaml}`))
+		testkit.WriteFile(t, filepath.Join(base, "a.yaml"), frozenYAML(all, "mW"))
+		out, recs := stepstest.Run(t, dir, base, campaign("", `, with: {source: frozen, file: a.yaml}`), nil)
 		if out["dcgm[a]"] != run.OutFailed {
 			t.Fatalf("dcgm[a] %s, want failed", out["dcgm[a]"])
 		}
@@ -203,13 +204,13 @@ func TestEditingFrozenFileReRunsItsCellOnly(t *testing.T) {
 	src := strings.Replace(campaign("", `, with: {source: frozen, file: "dcgm/{cell}.yaml"}`),
 		"concurrencies: [1, 2]}", "concurrencies: [1, 2]}\n  - {id: b, workload: {shape: aa-1k}, concurrencies: [1]}", 1)
 	frozen := frozenYAML(telemetry(), "W")
-	writeFile(t, filepath.Join(base, "dcgm", "a.yaml"), frozen)
-	writeFile(t, filepath.Join(base, "dcgm", "b.yaml"), frozen)
-	if out, _ := campaignRun(t, dir, base, src); out["dcgm[a]"] != run.OutRan || out["dcgm[b]"] != run.OutRan {
+	testkit.WriteFile(t, filepath.Join(base, "dcgm", "a.yaml"), frozen)
+	testkit.WriteFile(t, filepath.Join(base, "dcgm", "b.yaml"), frozen)
+	if out, _ := stepstest.Run(t, dir, base, src, nil); out["dcgm[a]"] != run.OutRan || out["dcgm[b]"] != run.OutRan {
 		t.Fatalf("first run %v", out)
 	}
-	writeFile(t, filepath.Join(base, "dcgm", "b.yaml"), frozen+"# re-captured\n")
-	out, _ := campaignRun(t, dir, base, src)
+	testkit.WriteFile(t, filepath.Join(base, "dcgm", "b.yaml"), frozen+"# re-captured\n")
+	out, _ := stepstest.Run(t, dir, base, src, nil)
 	if out["dcgm[a]"] != run.OutReused || out["dcgm[b]"] != run.OutRan {
 		t.Errorf("after editing b.yaml: %v, want a reused and b ran", out)
 	}
@@ -236,11 +237,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var l diag.List
-			if err := validate(t, tc.src); !errors.As(err, &l) || len(l) != 1 {
-				t.Fatalf("want one problem, got %v", err)
-			}
-			if d := l[0]; d.Line != tc.line || !strings.Contains(d.Message, tc.want) {
+			if d := stepstest.OneProblem(t, tc.src); d.Line != tc.line || !strings.Contains(d.Message, tc.want) {
 				t.Errorf("got %s, want line %d: %s", d.Error(), tc.line, tc.want)
 			}
 		})
@@ -251,7 +248,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		withTwo(campaign("", `, with: {source: frozen, file: "dcgm/{cell}.yaml"}`)),
 		campaign("", `, with: {url: "http://prom:9090", bearer_token_env: PROM_TOKEN}`),
 	} {
-		if err := validate(t, ok); err != nil {
+		if err := stepstest.Validate(t, ok); err != nil {
 			t.Errorf("valid campaign rejected: %v\n%s", err, ok)
 		}
 	}
@@ -270,12 +267,12 @@ cells:
   - {id: a, endpoint: gpu, workload: {shape: aa-1k}, concurrencies: [1]}
   - {id: b, endpoint: other, workload: {shape: aa-1k}, concurrencies: [1]}
 `
-	if err := validate(t, src); err != nil {
+	if err := stepstest.Validate(t, src); err != nil {
 		t.Fatalf("default pipeline rejected: %v", err)
 	}
 	dir := t.TempDir()
 	stale := filepath.Join(dir, "cells", "b", "dcgm_correlation.json")
-	writeFile(t, stale, "{}")
+	testkit.WriteFile(t, stale, "{}")
 	task := &engine.Task{Node: "dcgm-correlate[b]", Step: "dcgm-correlate", Campaign: &schema.Campaign{Campaign: "mixed"},
 		Cell: &schema.Cell{ID: "b", Endpoint: "other", Concurrencies: []int{1}}, Endpoint: &schema.Endpoint{URL: "http://127.0.0.1:9"},
 		Params: &dcgmcorrelate.Params{}, Dir: dir, BaseDir: dir}

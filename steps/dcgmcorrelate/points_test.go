@@ -11,17 +11,8 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/dcgm"
 	"github.com/perfdag/perfdag/steps/promscrape"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-func put(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestPointsWindows(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -61,7 +52,7 @@ func TestPointsWindows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for name, s := range tc.files {
-				put(t, filepath.Join(dir, "cells", "a", "raw", "c4", name), s)
+				testkit.WriteFile(t, filepath.Join(dir, "cells", "a", "raw", "c4", name), s)
 			}
 			pts, err := Points(dir, &schema.Cell{ID: "a", Concurrencies: []int{4, 4}})
 			if tc.err != "" {
@@ -121,7 +112,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 		{`{"schema": "dcgm_samples_v1", "cell": "a", "concurrency": 8, "sample": []}`, "unknown field"},
 	}
 	for _, b := range bad {
-		put(t, filepath.Join(dir, rel), b.body)
+		testkit.WriteFile(t, filepath.Join(dir, rel), b.body)
 		if _, _, err := ReadSamples(dir, "a", 8); err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "c8.json") {
 			t.Errorf("%s: error %v, want the file and %q", b.body, err, b.want)
 		}

@@ -1,8 +1,6 @@
 package lake_test
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,26 +9,12 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/lake"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // TestSchemaGolden keeps testdata/schema.sql, the documented DDL, equal to what Schema() runs.
 func TestSchemaGolden(t *testing.T) {
-	got := lake.Schema()
-	path := filepath.Join("testdata", "schema.sql")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("Schema() differs from %s; review the change and run go test ./steps/lake -run TestSchemaGolden -update", path)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "schema.sql"), []byte(lake.Schema()))
 }
 
 // jsonField is one field of a record type as encoding/json writes it.

@@ -1,19 +1,15 @@
 package promscrape
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func near(a *float64, want float64) bool {
 	return a != nil && math.Abs(*a-want) < 1e-9*math.Max(1, math.Abs(want))
@@ -199,18 +195,5 @@ func golden(t *testing.T, name string, v schema.SpecWindow) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from golden:\n%s\nwant:\n%s", name, got, want)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), append(got, '\n'))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 const exampleBundle = "testdata/bundle"
 
@@ -84,19 +82,7 @@ func TestImportExampleBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = bytes.ReplaceAll(got, []byte(exampleBundle), []byte("BUNDLE"))
-	golden := filepath.Join("testdata", "roofline_sweep.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (run go test -update after checking the change)", SweepFile, golden)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "roofline_sweep.golden.json"), got)
 	var sweep schema.RooflineSweep
 	if err := json.Unmarshal(got, &sweep); err != nil || sweep.Model.ActiveParams != 69_501_714_432 || len(sweep.Rows) != 6 {
 		t.Errorf("sweep round trip: %v", err)
@@ -132,19 +118,7 @@ func TestImportSeveralConfigsAndReimport(t *testing.T) {
 func copyBundle(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	entries, err := os.ReadDir(exampleBundle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(exampleBundle, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testkit.CopyDir(t, exampleBundle, dst)
 	return dst
 }
 

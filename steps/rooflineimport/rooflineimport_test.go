@@ -12,6 +12,8 @@ import (
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/steps/rooflineimport"
+	"github.com/perfdag/perfdag/steps/stepstest"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 const header = `version: 1
@@ -29,7 +31,7 @@ pipeline:
 func bundle(t *testing.T, base, name string) string {
 	t.Helper()
 	dst := filepath.Join(base, name)
-	copyDir(t, filepath.Join("..", "roofline", "testdata", "bundle"), dst)
+	testkit.CopyDir(t, filepath.Join("..", "roofline", "testdata", "bundle"), dst)
 	return dst
 }
 
@@ -38,12 +40,12 @@ func TestImportThroughEngine(t *testing.T) {
 	bundle(t, base, "bundle")
 	src := header + "  - {id: roofline, kind: roofline-import, with: {bundle: bundle, id: h100-tp4, cache_mode: cold}}\n"
 	var log bytes.Buffer
-	out, recs := campaignRun(t, dir, base, src, &log)
+	out, recs := stepstest.Run(t, dir, base, src, &log)
 	if out["roofline"] != run.OutRan {
 		t.Fatalf("roofline: %s", out["roofline"])
 	}
 	var res rooflineimport.Result
-	result(t, recs, "roofline", &res)
+	stepstest.Result(t, recs, "roofline", &res)
 	// Ridge of H100 at BF16 = 989 TFLOP/s ÷ 3.35 TB/s = 295.22 FLOP/byte (catalog figures).
 	want := rooflineimport.Result{ImportID: "h100-tp4", DecodeCell: "h100-tp4-decode", PrefillCell: "h100-tp4-prefill",
 		DecodePoints: 3, PrefillPoints: 3, UndercountCells: 1, DCGMPoints: 6, Warnings: 1, Ridge: res.Ridge,
@@ -82,16 +84,16 @@ func TestSeveralImportsAndReimport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(base, "models", "llama.json"), string(cfg))
+	testkit.WriteFile(t, filepath.Join(base, "models", "llama.json"), string(cfg))
 	src := header + `  - {id: tp4, kind: roofline-import, with: {bundle: tp4}}
   - {id: tp8, kind: roofline-import, with: {bundle: tp8, tensor_parallel: 8, kv_cache_dtype: fp8, model_config: models/llama.json}}
 `
-	out, recs := campaignRun(t, dir, base, src, nil)
+	out, recs := stepstest.Run(t, dir, base, src, nil)
 	if out["tp4"] != run.OutRan || out["tp8"] != run.OutRan {
 		t.Fatalf("outcomes %v", out)
 	}
 	var r8 rooflineimport.Result
-	result(t, recs, "tp8", &r8)
+	stepstest.Result(t, recs, "tp8", &r8)
 	if r8.TensorParallel != 8 || r8.DecodeCell != "tp8-decode" || r8.Warnings != 2 {
 		t.Errorf("tp8 %+v: want TP 8 (with a warning that it overrides provenance's 4) and cell tp8-decode", r8)
 	}
@@ -106,14 +108,14 @@ func TestSeveralImportsAndReimport(t *testing.T) {
 		want map[string]string
 	}{
 		{"nothing changed", func() {}, map[string]string{"tp4": run.OutReused, "tp8": run.OutReused}},
-		{"tp4 bundle edited", func() { writeFile(t, filepath.Join(base, "tp4", "NOTES.md"), "re-captured\n") },
+		{"tp4 bundle edited", func() { testkit.WriteFile(t, filepath.Join(base, "tp4", "NOTES.md"), "re-captured\n") },
 			map[string]string{"tp4": run.OutRan, "tp8": run.OutReused}},
-		{"model config edited", func() { writeFile(t, filepath.Join(base, "models", "llama.json"), string(cfg)+"\n") },
+		{"model config edited", func() { testkit.WriteFile(t, filepath.Join(base, "models", "llama.json"), string(cfg)+"\n") },
 			map[string]string{"tp4": run.OutReused, "tp8": run.OutRan}},
 	}
 	for _, s := range steps {
 		s.edit()
-		out, _ := campaignRun(t, dir, base, src, nil)
+		out, _ := stepstest.Run(t, dir, base, src, nil)
 		for n, w := range s.want {
 			if out[n] != w {
 				t.Errorf("%s: %s %s, want %s", s.name, n, out[n], w)
@@ -130,7 +132,7 @@ func TestBadBundleWritesNothing(t *testing.T) {
 	if err := os.Remove(filepath.Join(b, "decode.json")); err != nil {
 		t.Fatal(err)
 	}
-	out, recs := campaignRun(t, dir, base, header+"  - {id: roofline, kind: roofline-import, with: {bundle: bundle}}\n", nil)
+	out, recs := stepstest.Run(t, dir, base, header+"  - {id: roofline, kind: roofline-import, with: {bundle: bundle}}\n", nil)
 	if out["roofline"] != run.OutFailed {
 		t.Fatalf("roofline %s, want failed", out["roofline"])
 	}
@@ -159,7 +161,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := validate(t, header+tc.steps)
+			err := stepstest.Validate(t, header+tc.steps)
 			if tc.want == "" {
 				if err != nil { // cells a-decode/a-prefill do not collide with cell a
 					t.Fatalf("valid campaign rejected: %v", err)
@@ -176,7 +178,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		})
 	}
 	src := strings.Replace(header, "id: a,", "id: imp-decode,", 1) + "  - {id: r, kind: roofline-import, with: {bundle: b, id: imp}}\n"
-	if err := validate(t, src); err == nil || !strings.Contains(err.Error(), "writes cell imp-decode, which is already a cell of the campaign") {
+	if err := stepstest.Validate(t, src); err == nil || !strings.Contains(err.Error(), "writes cell imp-decode, which is already a cell of the campaign") {
 		t.Errorf("collision with a campaign cell: %v", err)
 	}
 }

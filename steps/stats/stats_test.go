@@ -2,16 +2,13 @@ package stats
 
 import (
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
@@ -215,20 +212,5 @@ func golden(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s: %v (run go test -update to create it)", path, err)
-	}
-	if string(want) != string(got)+"\n" {
-		t.Errorf("%s differs from the golden file; run go test -update and review the diff:\n%s", path, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), append(got, '\n'))
 }

@@ -1,12 +1,8 @@
 package strictpublish
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,7 +146,7 @@ func Collect(ctx context.Context, dir string, c *schema.Campaign) (*Evidence, er
 	ev.Engines, ev.Versions, ev.Deliveries = sortedKeys(engines), sortedKeys(versions), sortedKeys(deliveries)
 
 	var sum schema.TPMSummary
-	if found, err := readJSON(filepath.Join(dir, tpm.JSONFile), &sum); err != nil {
+	if found, err := atlas.ReadJSON(filepath.Join(dir, tpm.JSONFile), &sum); err != nil {
 		return nil, err
 	} else if found {
 		ev.TPM, ev.Cost = sum.TPMRows(), sum.CostRows()
@@ -163,7 +159,7 @@ func Collect(ctx context.Context, dir string, c *schema.Campaign) (*Evidence, er
 	slices.Sort(sweeps)
 	for _, p := range sweeps {
 		var sw schema.RooflineSweep
-		if _, err := readJSON(p, &sw); err != nil {
+		if _, err := atlas.ReadJSON(p, &sw); err != nil {
 			return nil, err
 		}
 		ev.Roofline = append(ev.Roofline, sw.Rows...)
@@ -171,7 +167,7 @@ func Collect(ctx context.Context, dir string, c *schema.Campaign) (*Evidence, er
 	ev.RooflineRows = len(ev.Roofline)
 	ev.RooflinePresent = ev.RooflineRows > 0
 	var ch schema.Champion
-	if found, err := readJSON(filepath.Join(dir, ChampionFile), &ch); err != nil {
+	if found, err := atlas.ReadJSON(filepath.Join(dir, ChampionFile), &ch); err != nil {
 		return nil, err
 	} else if found {
 		ev.ChampionPresent, ev.Champion = true, ch.Champion
@@ -188,23 +184,6 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// readJSON decodes a file strictly; a missing file reports found=false.
-func readJSON(path string, v any) (found bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return true, fmt.Errorf("decode %s: %w", path, err)
-	}
-	return true, nil
 }
 
 // campaignRow is the campaign_v1 row of a publish.

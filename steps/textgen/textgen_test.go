@@ -1,15 +1,13 @@
 package textgen
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/perfdag/perfdag/steps/testkit"
+)
 
 func TestInflection(t *testing.T) {
 	cases := []struct {
@@ -179,23 +177,7 @@ func TestTextMinWords(t *testing.T) {
 // TestGolden pins the exact prose of one seed: a change to the grammar or word lists changes
 // every synthetic prompt and generated dataset, so it must be a deliberate -update.
 func TestGolden(t *testing.T) {
-	got := New(42).Text(250) + "\n"
-	path := filepath.Join("testdata", "seed42.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read %s (run with -update to create it): %v", path, err)
-	}
-	if got != string(want) {
-		t.Errorf("text for seed 42 differs from %s (run with -update if the change is intended)\ngot:\n%s", path, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "seed42.golden"), []byte(New(42).Text(250)+"\n"))
 }
 
 func BenchmarkParagraph(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func row(cell string, c int, hw string, tp int, out float64, ttft, itl *float64) schema.AtlasRow {
 	return schema.AtlasRow{
@@ -239,19 +237,7 @@ func TestWriteGolden(t *testing.T) {
 		if !strings.Contains(string(got), "Caveat: peak TPM") {
 			t.Errorf("%s does not open with the caveat", name)
 		}
-		golden := filepath.Join("testdata", name+".golden")
-		if *update {
-			if err := os.WriteFile(golden, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s:\n%s", name, golden, got)
-		}
+		testkit.Golden(t, filepath.Join("testdata", name+".golden"), got)
 	}
 	var back schema.TPMSummary
 	b, _ := os.ReadFile(filepath.Join(dir, JSONFile))

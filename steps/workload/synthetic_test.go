@@ -1,16 +1,15 @@
 package workload
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit"
 	"github.com/perfdag/perfdag/steps/tokens"
 )
 
@@ -266,8 +265,6 @@ func TestSyntheticConcurrent(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // TestSyntheticGolden pins one prompt: the same (seed, salt, index) must give the same text
 // on every machine and release, or resumed and repeated campaigns would send other prompts.
 func TestSyntheticGolden(t *testing.T) {
@@ -275,21 +272,5 @@ func TestSyntheticGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := p.Text + "\n"
-	path := filepath.Join("testdata", "synthetic-300.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read %s (run with -update to create it): %v", path, err)
-	}
-	if got != string(want) {
-		t.Errorf("prompt differs from %s (run with -update if the change is intended)\ngot:\n%s", path, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "synthetic-300.golden"), []byte(p.Text+"\n"))
 }

@@ -65,8 +65,14 @@ type Chart struct {
 	Empty string
 }
 
-// PNG renders the chart to PNG bytes.
-func (ch Chart) PNG() ([]byte, error) {
+// PNG renders the chart to PNG bytes. gonum/plot panics on data it cannot draw (a log axis
+// reaching zero); that becomes an error naming the chart, never a crashed report.
+func (ch Chart) PNG() (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("chart %q: %v", ch.Title, r)
+		}
+	}()
 	fs := ch.FontSize
 	if fs == 0 {
 		fs = 7
@@ -179,7 +185,22 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 	if len(labels.reqs) > 0 {
 		p.Add(&labels)
 	}
+	widenLog(&p.X, ch.X.Log)
+	widenLog(&p.Y, ch.Y.Log)
 	return p, nil
+}
+
+// widenLog gives a log axis a positive, non-empty range: gonum pads an empty range (one point)
+// by ±1, which reaches zero and cannot be drawn on a log scale.
+func widenLog(ax *plot.Axis, log bool) {
+	if !log || ax.Max > ax.Min && ax.Min > 0 {
+		return
+	}
+	v := max(ax.Max, ax.Min)
+	if v <= 0 {
+		v = 1
+	}
+	ax.Min, ax.Max = v/2, v*2
 }
 
 // fixedTicks labels exactly the given values.

@@ -260,3 +260,12 @@ func TestBarChart(t *testing.T) {
 		})
 	}
 }
+
+// A single point on a log axis (one concurrency measured) must draw, not panic.
+func TestLogAxisSinglePoint(t *testing.T) {
+	ch := Chart{Title: "one point", X: Axis{Label: "c", Log: true}, Y: Axis{Label: "y", Log: true},
+		Series: []Series{{Name: "a", Points: []Point{{X: 1, Y: 13.3}}}}, Width: 200, Height: 150}
+	if b, err := ch.PNG(); err != nil || len(b) == 0 {
+		t.Fatalf("PNG: %d bytes, %v", len(b), err)
+	}
+}

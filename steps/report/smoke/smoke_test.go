@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,8 +16,6 @@ import (
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/smoke from the generator")
 
 // fixtureDir is the checked-in fixture at the repository root.
 var fixtureDir = filepath.Join("..", "..", "..", "testdata", "smoke")
@@ -121,7 +118,7 @@ func TestGoldenFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
+	if testkit.Update() {
 		if err := os.RemoveAll(fixtureDir); err != nil {
 			t.Fatal(err)
 		}

@@ -1,31 +1,38 @@
-package dcgmcorrelate_test
+// Package stepstest runs step kinds through the real engine for the step packages' tests.
+package stepstest
 
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"errors"
+	"io"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
-// campaignRun runs campaign source through the real engine with the shipped registry, in the
-// campaign directory dir, with base as the campaign file's directory. It returns the outcome
-// of every node and the checkpoint records (results).
-func campaignRun(t *testing.T, dir, base, src string) (map[string]string, map[string]*checkpoint.Record) {
+// noEnv is the environment lookup of every load here: no variable is set.
+func noEnv(string) (string, bool) { return "", false }
+
+// Run runs campaign source src through the engine with steps.Registry() in campaign directory
+// dir, with base as the campaign file's directory and log taking the nodes' logs (nil discards
+// them); it returns the outcome of every node and the checkpoint records (results).
+func Run(t testing.TB, dir, base, src string, log io.Writer) (map[string]string, map[string]*checkpoint.Record) {
 	t.Helper()
 	reg, err := steps.Registry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := load.Bytes("campaign.yaml", base, []byte(src), reg, load.Options{Lookup: func(string) (string, bool) { return "", false }})
+	c, err := load.Bytes("campaign.yaml", base, []byte(src), reg, load.Options{Lookup: noEnv})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -33,7 +40,7 @@ func campaignRun(t *testing.T, dir, base, src string) (map[string]string, map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := run.New(p, dir, run.Options{Registry: reg, Parallel: 2}).Run(context.Background())
+	sum, err := run.New(p, dir, run.Options{Registry: reg, Parallel: 2, Log: log}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,19 +58,30 @@ func campaignRun(t *testing.T, dir, base, src string) (map[string]string, map[st
 	return out, recs
 }
 
-// validate loads campaign source and returns its problems (nil when valid).
-func validate(t *testing.T, src string) error {
+// Validate loads campaign source src with steps.Registry() and returns its problems (nil when valid).
+func Validate(t testing.TB, src string) error {
 	t.Helper()
 	reg, err := steps.Registry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = load.Bytes("campaign.yaml", t.TempDir(), []byte(src), reg, load.Options{Lookup: func(string) (string, bool) { return "", false }})
+	_, err = load.Bytes("campaign.yaml", t.TempDir(), []byte(src), reg, load.Options{Lookup: noEnv})
 	return err
 }
 
-// result decodes a node's recorded result into v.
-func result(t *testing.T, recs map[string]*checkpoint.Record, node string, v any) {
+// OneProblem validates campaign source src and returns its one problem, failing t unless
+// there is exactly one.
+func OneProblem(t testing.TB, src string) *diag.Diagnostic {
+	t.Helper()
+	var l diag.List
+	if err := Validate(t, src); !errors.As(err, &l) || len(l) != 1 {
+		t.Fatalf("want one problem, got %v", err)
+	}
+	return l[0]
+}
+
+// Result decodes node's recorded result in recs into v, failing t when there is none.
+func Result(t testing.TB, recs map[string]*checkpoint.Record, node string, v any) {
 	t.Helper()
 	r := recs[node]
 	if r == nil {
@@ -74,9 +92,9 @@ func result(t *testing.T, recs map[string]*checkpoint.Record, node string, v any
 	}
 }
 
-// okPoint is a valid point at concurrency c on 8 GPUs with round numbers: 4·c prompts (so no
+// OKPoint is a valid point at concurrency c on 8 GPUs with round numbers: 4·c prompts (so no
 // steady-window undercount), TTFT 100+c ms, ITL 20 ms, output 50·c tok/s/GPU.
-func okPoint(cell string, c int) schema.Point {
+func OKPoint(cell string, c int) schema.Point {
 	n := 4 * c
 	return schema.Point{
 		Schema: "point_v1", Cell: cell, Concurrency: c, Shape: "aa-1k", Mode: "synthetic", GPUs: 8,
@@ -98,27 +116,8 @@ func okPoint(cell string, c int) schema.Point {
 	}
 }
 
-// writePoint writes cells/<cell>/raw/c<N>/point.json as run-shape does.
-func writePoint(t *testing.T, dir string, p schema.Point) {
+// WritePoint writes p to dir/cells/<cell>/raw/c<N>/point.json as run-shape does.
+func WritePoint(t testing.TB, dir string, p schema.Point) {
 	t.Helper()
-	writeJSON(t, filepath.Join(dir, "cells", p.Cell, "raw", "c"+strconv.Itoa(p.Concurrency), "point.json"), p)
-}
-
-func writeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, path, string(b))
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteJSON(t, filepath.Join(dir, "cells", p.Cell, "raw", "c"+strconv.Itoa(p.Concurrency), "point.json"), p)
 }
