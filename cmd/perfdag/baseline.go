@@ -187,6 +187,7 @@ not comparable).`,
 	return cmd
 }
 
+// isTerminal reports whether w is a terminal (live progress line, coloured verdicts).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

@@ -28,11 +28,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	return &progress{w: w, tty: tty, total: total, running: map[string]string{}}
+	return &progress{w: w, tty: isTerminal(w), total: total, running: map[string]string{}}
 }
 
 func (p *progress) observe(e events.Event) {
