@@ -23,11 +23,11 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
-	$(GO) test -run '^$$' -bench . -benchmem ./steps/openai ./steps/workload ./steps/atlas ./steps/report/... ./steps/promscrape ./steps/lake ./steps/baseline
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/workload ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./steps/sse
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./steps/measure/sse
 
 demo: build ## run the quickstart campaign against the built-in simulator
 	./$(BIN) run pipelines/quickstart.yaml

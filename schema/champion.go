@@ -3,7 +3,7 @@ package schema
 // SchemaChampion names champion.json.
 const SchemaChampion = "champion_v1"
 
-// Rigor ladder levels (sol_rigor) a number can stand on; see steps/champion for definitions.
+// Rigor ladder levels (sol_rigor) a number can stand on; see steps/analysis/champion for definitions.
 const (
 	RigorL1 = "L1" // throughput only
 	RigorL2 = "L2" // DCGM duty-cycle proxy

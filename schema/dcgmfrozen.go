@@ -6,7 +6,7 @@ import "time"
 const DCGMFrozenSchema = "dcgm_frozen_v1"
 
 // DCGMFrozen is a dcgm_frozen_v1 file: DCGM telemetry captured during a cell's run windows and
-// frozen to YAML, so a campaign can be DCGM-grounded offline (steps/dcgm documents the format).
+// frozen to YAML, so a campaign can be DCGM-grounded offline (steps/telemetry/dcgm documents the format).
 type DCGMFrozen struct {
 	Schema           string            `yaml:"schema" json:"schema" doc:"must be dcgm_frozen_v1"`
 	Source           string            `yaml:"source,omitempty" json:"source,omitempty" doc:"how the capture was made: tool, node, date"`

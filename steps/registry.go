@@ -1,6 +1,5 @@
-// Package steps holds every inference-domain piece of perfdag: one package per step kind and
-// the domain libraries they share. This file is the registry: adding a step kind is one line
-// in Kinds.
+// The registry: adding a step kind is one line in Kinds.
+
 package steps
 
 import (
@@ -11,19 +10,19 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/aggregate"
-	"github.com/perfdag/perfdag/steps/burnin"
-	"github.com/perfdag/perfdag/steps/championselect"
-	"github.com/perfdag/perfdag/steps/dcgmcorrelate"
-	"github.com/perfdag/perfdag/steps/endpoint"
+	"github.com/perfdag/perfdag/steps/burn-in"
+	"github.com/perfdag/perfdag/steps/champion-select"
+	"github.com/perfdag/perfdag/steps/dcgm-correlate"
 	"github.com/perfdag/perfdag/steps/exec"
+	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/prewarm"
 	"github.com/perfdag/perfdag/steps/render"
-	"github.com/perfdag/perfdag/steps/rooflineimport"
-	"github.com/perfdag/perfdag/steps/runshape"
-	"github.com/perfdag/perfdag/steps/scrapespec"
+	"github.com/perfdag/perfdag/steps/roofline-import"
+	"github.com/perfdag/perfdag/steps/run-shape"
+	"github.com/perfdag/perfdag/steps/scrape-spec"
 	"github.com/perfdag/perfdag/steps/settle"
 	"github.com/perfdag/perfdag/steps/sim"
-	"github.com/perfdag/perfdag/steps/strictpublish"
+	"github.com/perfdag/perfdag/steps/strict-publish"
 )
 
 // Kinds lists every step kind perfdag ships.

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/baseline"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
 const baselineLong = `A baseline is one campaign cell's numbers registered under a name, in the

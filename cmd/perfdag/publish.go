@@ -18,7 +18,7 @@ import (
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/strictpublish"
+	"github.com/perfdag/perfdag/steps/strict-publish"
 )
 
 // publishOutput is `perfdag publish --json`.

@@ -12,7 +12,7 @@ import (
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
-	"github.com/perfdag/perfdag/steps/strictpublish/campaigntest"
+	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
 )
 
 // publishCLI runs `perfdag publish ARGS` and returns its exit code and output.

@@ -17,7 +17,7 @@ import (
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/baseline"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
 type scheduleFlags struct {

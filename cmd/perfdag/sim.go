@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/workload"
 	"github.com/perfdag/perfdag/steps/sim"
-	"github.com/perfdag/perfdag/steps/workload"
 )
 
 func (a *app) simCmd() *cobra.Command {

@@ -13,8 +13,8 @@ import (
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
-	"github.com/perfdag/perfdag/steps/tpm"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
 func (a *app) tpmCmd() *cobra.Command {

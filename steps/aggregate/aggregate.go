@@ -1,7 +1,7 @@
 // Package aggregate is the aggregate step kind: it normalizes every cell of a campaign (and the
 // cells a roofline-import wrote) into atlas rows, unions them into atlas.jsonl in one streaming
 // pass that also feeds the TPM accumulator, writes tpm_summary.{json,csv,md}, and reports the
-// coverage line. The formulas live in steps/atlas and steps/tpm; this package only wires them.
+// coverage line. The formulas live in steps/analysis/atlas and steps/analysis/tpm; this package only wires them.
 package aggregate
 
 import (
@@ -14,8 +14,8 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
-	"github.com/perfdag/perfdag/steps/tpm"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
 // Kind is the aggregate step kind.

@@ -14,7 +14,7 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/aggregate"
-	"github.com/perfdag/perfdag/steps/stepstest"
+	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
 const coverage40 = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points"

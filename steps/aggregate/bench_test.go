@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
-	"github.com/perfdag/perfdag/steps/tpm"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
 // benchRows is the atlas size of BenchmarkAggregateDir: 100,000 rows by default (about 200 MB

@@ -8,8 +8,8 @@ import (
 
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/steps/aggregate"
-	"github.com/perfdag/perfdag/steps/stepstest"
 	"github.com/perfdag/perfdag/steps/testkit"
+	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
 // frozen is a dcgm_frozen_v1 capture for two GPUs at c1 and c2: means SM 0.5, DRAM 0.4,
@@ -110,7 +110,7 @@ pipeline:
 // points; decode c32 has 48 prompts < 2 × 32 and is flagged) beside one measured cell.
 func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 	dir, base := t.TempDir(), t.TempDir()
-	testkit.CopyDir(t, filepath.Join("..", "roofline", "testdata", "bundle"), filepath.Join(base, "bundle"))
+	testkit.CopyDir(t, filepath.Join("..", "analysis", "roofline", "testdata", "bundle"), filepath.Join(base, "bundle"))
 	stepstest.WritePoint(t, dir, stepstest.OKPoint("a", 1))
 	out, recs := stepstest.Run(t, dir, base, rooflineCampaign, nil)
 	if out["atlas"] != run.OutRan || out["roofline"] != run.OutRan {

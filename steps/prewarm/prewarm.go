@@ -13,8 +13,8 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/measure"
-	"github.com/perfdag/perfdag/steps/workload"
+	"github.com/perfdag/perfdag/steps/measure/session"
+	"github.com/perfdag/perfdag/steps/measure/workload"
 )
 
 // Kind is the prewarm step kind.
@@ -75,11 +75,11 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	for i, shape := range shapes {
 		w := t.Cell.Workload
 		w.Shape, w.Mode, w.Dataset, w.InputTokens, w.OutputTokens = shape, workload.ModeSynthetic, "", 0, 0
-		s, err := measure.Open(ctx, t, w, measure.Salt(t, measure.PhasePrewarm+"-"+shape, 1))
+		s, err := session.Open(ctx, t, w, session.Salt(t, session.PhasePrewarm+"-"+shape, 1))
 		if err != nil {
 			return engine.Result{}, err
 		}
-		rec := s.Send(ctx, measure.PhasePrewarm, i)
+		rec := s.Send(ctx, session.PhasePrewarm, i)
 		s.Close()
 		records = append(records, rec)
 		res.Requests++
@@ -88,11 +88,11 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 			res.Errors++
 			status = rec.ErrorClass + ": " + rec.Error
 		}
-		if err := measure.SettleLog(t, "prewarm %s: %s", shape, status); err != nil {
+		if err := session.SettleLog(t, "prewarm %s: %s", shape, status); err != nil {
 			return engine.Result{}, err
 		}
 	}
-	rel, err := measure.WriteRecords(t.Dir, filepath.Join(measure.CellDir(t.Cell.ID), "raw", "prewarm.jsonl"), records)
+	rel, err := session.WriteRecords(t.Dir, filepath.Join(session.CellDir(t.Cell.ID), "raw", "prewarm.jsonl"), records)
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -100,10 +100,10 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, fmt.Errorf("every prewarm request failed (%s): is the endpoint up?", records[0].Error)
 	}
 	if p := pause(t); p > 0 {
-		if err := measure.SettleLog(t, "settle %.1fs after prewarm", p); err != nil {
+		if err := session.SettleLog(t, "settle %.1fs after prewarm", p); err != nil {
 			return engine.Result{}, err
 		}
-		if err := measure.Pause(ctx, time.Duration(p*float64(time.Second))); err != nil {
+		if err := session.Pause(ctx, time.Duration(p*float64(time.Second))); err != nil {
 			return engine.Result{}, err
 		}
 	}

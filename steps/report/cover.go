@@ -11,7 +11,7 @@ import (
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/catalog"
+	"github.com/perfdag/perfdag/steps/analysis/catalog"
 )
 
 // coverPage draws the title, the coverage line, the caveats, the source under test and the

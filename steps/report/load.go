@@ -22,7 +22,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
 // Files the report reads from a campaign directory.

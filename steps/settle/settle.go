@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/steps/measure"
+	"github.com/perfdag/perfdag/steps/measure/session"
 )
 
 // Kind is the settle step kind.
@@ -40,13 +40,13 @@ func seconds(t *engine.Task) float64 {
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	s := seconds(t)
-	if err := measure.SettleLog(t, "settle %.1fs before c%d", s, t.Concurrency); err != nil {
+	if err := session.SettleLog(t, "settle %.1fs before c%d", s, t.Concurrency); err != nil {
 		return engine.Result{}, err
 	}
 	if t.Progress != nil && s > 0 {
 		t.Progress(fmt.Sprintf("settling %.0fs", s))
 	}
-	if err := measure.Pause(ctx, time.Duration(s*float64(time.Second))); err != nil {
+	if err := session.Pause(ctx, time.Duration(s*float64(time.Second))); err != nil {
 		return engine.Result{}, err
 	}
 	return engine.Result{Value: &Result{PausedS: s}, Summary: fmt.Sprintf("settled %.1fs", s)}, nil

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfdag/perfdag/steps/tokens"
+	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
 
 // chatBody is the part of a chat-completions request the simulator honours.

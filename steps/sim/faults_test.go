@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/endpoint"
-	"github.com/perfdag/perfdag/steps/loadgen"
-	"github.com/perfdag/perfdag/steps/openai"
+	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/openai"
+	"github.com/perfdag/perfdag/steps/measure/stats"
 	"github.com/perfdag/perfdag/steps/sim"
-	"github.com/perfdag/perfdag/steps/stats"
 )
 
 // runAgainst drives n requests at concurrency c through the client (tagged with their

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/openai"
+	"github.com/perfdag/perfdag/steps/measure/openai"
 	"github.com/perfdag/perfdag/steps/sim"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/tokens"
+	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
 
 func mustParams(t *testing.T, cfg schema.SimConfig) *params {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/sse"
+	"github.com/perfdag/perfdag/steps/measure/sse"
 )
 
 // Served is the truth of one request: what the simulator decided and when it really sent

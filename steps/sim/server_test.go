@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/openai"
+	"github.com/perfdag/perfdag/steps/measure/openai"
+	"github.com/perfdag/perfdag/steps/measure/sse"
 	"github.com/perfdag/perfdag/steps/sim"
-	"github.com/perfdag/perfdag/steps/sse"
 )
 
 const model0 = "sim-model"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/perfdag/perfdag/steps/tokens"
+	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
 
 // words are common English words that are each exactly one o200k_base token when preceded

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/tpm"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/tpm"
 )
 
 // Spec describes a synthetic campaign. Numbers are deterministic functions of the cell,
@@ -159,7 +159,7 @@ func rooflineAtlas(s Spec, rr schema.RooflineRow) schema.AtlasRow {
 	return r
 }
 
-// TPM is the TPM summary of the campaign's atlas (steps/tpm with the default SLA and rates).
+// TPM is the TPM summary of the campaign's atlas (steps/analysis/tpm with the default SLA and rates).
 func TPM(s Spec) schema.TPMSummary {
 	return tpm.Summarize(s.Campaign, tpm.ConfigFor(nil), Atlas(s))
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/champion"
-	"github.com/perfdag/perfdag/steps/roofline"
-	"github.com/perfdag/perfdag/steps/tpm"
+	"github.com/perfdag/perfdag/steps/analysis/champion"
+	"github.com/perfdag/perfdag/steps/analysis/roofline"
+	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
 // DCGM returns the DCGM correlation of every cell at mbt 8192 (one frozen capture per
@@ -33,7 +33,7 @@ func DCGM() []schema.DCGMCorrelation {
 	return out
 }
 
-// TPM is the TPM and cost rollup of the fixture atlas, computed by steps/tpm with the
+// TPM is the TPM and cost rollup of the fixture atlas, computed by steps/analysis/tpm with the
 // default SLA and cost table.
 func TPM(c *schema.Campaign) schema.TPMSummary {
 	return tpm.Summarize(Campaign, tpm.ConfigFor(c), Atlas())
@@ -55,7 +55,7 @@ var (
 )
 
 // Roofline returns the fixture's roofline sweep: a decode concurrency sweep and a prefill ISL
-// sweep of GB300 TP4 NVFP4 placed with steps/roofline's analytical model of a GLM-4.5-shaped
+// sweep of GB300 TP4 NVFP4 placed with steps/analysis/roofline's analytical model of a GLM-4.5-shaped
 // MoE (moe_config.json), with DCGM means derived from the delivered bandwidth.
 func Roofline() (schema.RooflineSweep, error) {
 	shape, err := roofline.ParseShape("moe_config.json", moeConfig)
@@ -134,7 +134,7 @@ func bound(ai, ridge float64) string {
 	return "compute"
 }
 
-// Champion is champion.json of the fixture, selected by steps/champion: every deployment is an
+// Champion is champion.json of the fixture, selected by steps/analysis/champion: every deployment is an
 // arm (its cell id without the mbt), the H100 FP8 TP16 EP arm is the baseline, and arms are
 // ranked by output tok/s/GPU under the default 50 ms TPOT SLO.
 func Champion() (schema.Champion, error) {

@@ -23,7 +23,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/report"
 )
 

@@ -1,0 +1,120 @@
+package dcgmcorrelate
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
+	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
+	"github.com/perfdag/perfdag/steps/testkit"
+)
+
+func TestPointsWindows(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	ns := func(d time.Duration) int64 { return t0.Add(d).UnixNano() }
+	tests := []struct {
+		name      string
+		files     map[string]string // relative to cells/a/raw/c4
+		wantStart time.Time
+		wantEnd   time.Time
+		wantTPS   float64
+		measured  bool
+		err       string
+	}{
+		{"point.json window", map[string]string{"point.json": `{"started_at": "2026-05-01T10:00:00.5Z", "ended_at": "2026-05-01T10:01:00Z", "output_token_throughput": 321}`},
+			t0.Add(500 * time.Millisecond), t0.Add(time.Minute), 321, true, ""},
+		// Without started_at/ended_at the profiling records give it: the warm-up request (earlier)
+		// does not count; the last end is the later of end_ns and last_content_ns.
+		{"records fallback", map[string]string{
+			"point.json": `{"output_token_throughput": 10}`,
+			"records.jsonl": strings.Join([]string{
+				`{"index": 0, "phase": "warmup", "start_ns": ` + itoa(ns(-time.Minute)) + `, "end_ns": ` + itoa(ns(-30*time.Second)) + `}`,
+				`{"index": 1, "phase": "profiling", "start_ns": ` + itoa(ns(2*time.Second)) + `, "end_ns": ` + itoa(ns(9*time.Second)) + `}`,
+				``,
+				`{"index": 2, "phase": "profiling", "start_ns": ` + itoa(ns(time.Second)) + `, "end_ns": ` + itoa(ns(5*time.Second)) + `, "last_content_ns": ` + itoa(ns(11*time.Second)) + `}`,
+			}, "\n")},
+			t0.Add(time.Second), t0.Add(11 * time.Second), 10, true, ""},
+		{"no point.json", nil, time.Time{}, time.Time{}, 0, false, ""},
+		{"bad started_at", map[string]string{"point.json": `{"started_at": "yesterday", "ended_at": "2026-05-01T10:01:00Z"}`},
+			time.Time{}, time.Time{}, 0, false, "c4/point.json: field started_at: \"yesterday\" is not an RFC 3339 time"},
+		{"end before start", map[string]string{"point.json": `{"started_at": "2026-05-01T10:01:00Z", "ended_at": "2026-05-01T10:00:00Z"}`},
+			time.Time{}, time.Time{}, 0, false, "field ended_at: 2026-05-01T10:00:00Z is before started_at"},
+		{"malformed point.json", map[string]string{"point.json": `{"started_at": `}, time.Time{}, time.Time{}, 0, false, "decode"},
+		{"malformed records", map[string]string{"point.json": `{}`, "records.jsonl": "{\"phase\": \"profiling\"}\nnot json\n"},
+			time.Time{}, time.Time{}, 0, false, "records.jsonl:2:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, s := range tc.files {
+				testkit.WriteFile(t, filepath.Join(dir, "cells", "a", "raw", "c4", name), s)
+			}
+			pts, err := Points(dir, &schema.Cell{ID: "a", Concurrencies: []int{4, 4}})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pts) != 1 {
+				t.Fatalf("%d points, want 1 (duplicate concurrencies collapse)", len(pts))
+			}
+			p := pts[0]
+			if p.Measured != tc.measured || p.OutputTokPerS != tc.wantTPS || !p.Window.Start.Equal(tc.wantStart) || !p.Window.End.Equal(tc.wantEnd) || p.Window.Concurrency != 4 {
+				t.Errorf("point %+v, want measured %v, tps %v, window %v – %v", p, tc.measured, tc.wantTPS, tc.wantStart, tc.wantEnd)
+			}
+		})
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestSamplesRoundTrip writes a point's samples as run-shape will and reads them back; a file
+// claiming another cell, concurrency or schema is refused with the field named.
+func TestSamplesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)
+	in := []dcgm.GPUSample{{At: at, GPU: "0", DCGMFields: schema.DCGMFields{SMActive: schema.F(0.5)}}}
+	rel, err := WriteSamples(dir, "a", 8, "http://user:pw@node:9400/metrics?x=1", in, promscrape.PollStats{Scrapes: 3, Failures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel != filepath.Join("cells", "a", "dcgm_samples", "c8.json") {
+		t.Errorf("path %s", rel)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, rel))
+	if strings.Contains(string(raw), "pw") || strings.Contains(string(raw), "x=1") {
+		t.Errorf("exporter URL not redacted: %s", raw)
+	}
+	doc, found, err := ReadSamples(dir, "a", 8)
+	if err != nil || !found {
+		t.Fatalf("read: %v (found %v)", err, found)
+	}
+	if len(doc.Samples) != 1 || !doc.Samples[0].At.Equal(at) || *doc.Samples[0].SMActive != 0.5 || doc.Scrapes != 3 || doc.Failures != 1 {
+		t.Errorf("round trip %+v", doc)
+	}
+	if _, found, err := ReadSamples(dir, "a", 16); found || err != nil {
+		t.Errorf("absent file: found %v, err %v", found, err)
+	}
+	bad := []struct{ body, want string }{
+		{`{"schema": "dcgm_samples_v1", "cell": "b", "concurrency": 8, "samples": []}`, "field cell"},
+		{`{"schema": "dcgm_samples_v1", "cell": "a", "concurrency": 4, "samples": []}`, "field concurrency"},
+		{`{"schema": "v0", "cell": "a", "concurrency": 8, "samples": []}`, "field schema"},
+		{`{"schema": "dcgm_samples_v1", "cell": "a", "concurrency": 8, "samples": [{"gpu": "0"}]}`, "samples[0].t"},
+		{`{"schema": "dcgm_samples_v1", "cell": "a", "concurrency": 8, "sample": []}`, "unknown field"},
+	}
+	for _, b := range bad {
+		testkit.WriteFile(t, filepath.Join(dir, rel), b.body)
+		if _, _, err := ReadSamples(dir, "a", 8); err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "c8.json") {
+			t.Errorf("%s: error %v, want the file and %q", b.body, err, b.want)
+		}
+	}
+}

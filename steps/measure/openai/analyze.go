@@ -1,0 +1,90 @@
+package openai
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfdag/perfdag/steps/measure/sse"
+	"github.com/perfdag/perfdag/steps/measure/tokens"
+)
+
+// analysis is what the messages of one response say, in AIPerf's terms.
+type analysis struct {
+	chunkNs        []int64
+	firstToken     int64 // first message with non-empty content or reasoning
+	firstOutput    int64 // first message with non-empty content
+	lastContent    int64 // last message with non-empty content or reasoning
+	content        string
+	reasoning      string
+	reasoningField string
+	finish         string
+	usage          *Usage
+	sseError       string // data of an `event: error` message
+	inBand         string // `error` value of an in-band error payload
+	malformed      string // why a data message was not a JSON chunk
+}
+
+// analyze parses the messages of a finished stream. It runs after the stream has closed, so
+// none of this work delays a timestamp.
+func analyze(msgs []sse.Message) analysis {
+	var a analysis
+	var content, reasoning strings.Builder
+	for i, m := range msgs {
+		if m.Event == "error" {
+			if a.sseError == "" {
+				a.sseError = snippet([]byte(m.Data))
+				if a.sseError == "" {
+					a.sseError = "(no data)"
+				}
+			}
+			continue
+		}
+		if m.Done() {
+			continue
+		}
+		ch, err := ParseChunk([]byte(m.Data))
+		if err != nil {
+			if a.malformed == "" {
+				a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
+			}
+			continue
+		}
+		if ch.Error != "" {
+			if a.inBand == "" {
+				a.inBand = snippet([]byte(ch.Error))
+			}
+			continue
+		}
+		if ch.Usage != nil {
+			a.usage = ch.Usage
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+		if !ch.Visible() {
+			continue
+		}
+		a.chunkNs = append(a.chunkNs, m.TimeNs)
+		if a.firstToken == 0 {
+			a.firstToken = m.TimeNs
+		}
+		a.lastContent = m.TimeNs
+		if ch.Content != "" {
+			content.WriteString(ch.Content)
+			if a.firstOutput == 0 {
+				a.firstOutput = m.TimeNs
+			}
+		}
+		if ch.Reasoning != "" {
+			reasoning.WriteString(ch.Reasoning)
+			if a.reasoningField == "" {
+				a.reasoningField = ch.ReasoningField
+			}
+		}
+	}
+	a.content, a.reasoning = content.String(), reasoning.String()
+	return a
+}
+
+// countTokens counts the joined text once: per-chunk sums differ at BPE boundaries.
+func countTokens(s string) int { return tokens.Count(s) }

@@ -1,0 +1,217 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/steps/measure/sse"
+	"github.com/perfdag/perfdag/steps/measure/tokens"
+)
+
+// msgs builds messages stamped 1, 2, 3… in order, so a test names a message by its stamp.
+func msgs(data ...string) []sse.Message {
+	out := make([]sse.Message, len(data))
+	for i, d := range data {
+		out[i] = sse.Message{Data: d, TimeNs: int64(i + 1)}
+		if e, rest, ok := strings.Cut(d, "\x00"); ok {
+			out[i] = sse.Message{Event: e, Data: rest, TimeNs: int64(i + 1)}
+		}
+	}
+	return out
+}
+
+const (
+	role       = `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`
+	roleNull   = `{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}`
+	emptyDelta = `{"choices":[{"index":0,"delta":{},"finish_reason":null}]}`
+	finish     = `{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`
+	usage      = `{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":1}}}`
+	done       = `[DONE]`
+)
+
+func content(s string) string {
+	b, _ := json.Marshal(s)
+	return `{"choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`
+}
+
+func reasoningOf(field, s string) string {
+	b, _ := json.Marshal(s)
+	return `{"choices":[{"index":0,"delta":{"` + field + `":` + string(b) + `},"finish_reason":null}]}`
+}
+
+func TestAnalyze(t *testing.T) {
+	type want struct {
+		first, output, last int64
+		chunks              int
+		content, reasoning  string
+		field, finish       string
+		usageCompletion     int // -1: no usage
+		sse, inband, malf   bool
+	}
+	cases := []struct {
+		name string
+		in   []sse.Message
+		want want
+	}{
+		{"role chunk never counts", msgs(role, content(" a"), content(" b"), finish, usage, done),
+			want{first: 2, output: 2, last: 3, chunks: 2, content: " a b", finish: "length", usageCompletion: 3}},
+		{"content null first chunk never counts", msgs(roleNull, emptyDelta, content(" a"), done),
+			want{first: 3, output: 3, last: 3, chunks: 1, content: " a", usageCompletion: -1}},
+		{"reasoning_content then answer", msgs(role, reasoningOf("reasoning_content", " r"), content(" a"), finish, done),
+			want{first: 2, output: 3, last: 3, chunks: 2, content: " a", reasoning: " r", field: "reasoning_content", finish: "length", usageCompletion: -1}},
+		{"reasoning field", msgs(reasoningOf("reasoning", " r1"), reasoningOf("reasoning", " r2"), finish, done),
+			want{first: 1, output: 0, last: 2, chunks: 2, reasoning: " r1 r2", field: "reasoning", finish: "length", usageCompletion: -1}},
+		{"think inline is output", msgs(content("<think>"), content(" r"), content("</think>"), content(" a"), done),
+			want{first: 1, output: 1, last: 4, chunks: 4, content: "<think> r</think> a", usageCompletion: -1}},
+		{"usage and DONE do not extend latency", msgs(content(" a"), finish, usage, done),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", finish: "length", usageCompletion: 3}},
+		{"sse error event", msgs(content(" a"), "error\x00"+`{"error":{"message":"boom"}}`),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, sse: true}},
+		{"in-band error", msgs(content(" a"), `{"error":{"code":500,"message":"boom"}}`),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, inband: true}},
+		{"error null is not an error", msgs(`{"error":null,"choices":[{"delta":{"content":"x"}}]}`, done),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: "x", usageCompletion: -1}},
+		{"malformed chunk", msgs(content(" a"), `{"choices":[{"delta":{"content":" b"`, content(" c"), done),
+			want{first: 1, output: 1, last: 3, chunks: 2, content: " a c", usageCompletion: -1, malf: true}},
+		{"tool call text is output", msgs(`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}`, done),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: "f{}", usageCompletion: -1}},
+		{"non-streaming message", msgs(`{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":" a b","reasoning_content":" r"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":3}}`),
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a b", reasoning: " r", field: "reasoning_content", finish: "stop", usageCompletion: 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := analyze(c.in)
+			got := want{first: a.firstToken, output: a.firstOutput, last: a.lastContent, chunks: len(a.chunkNs),
+				content: a.content, reasoning: a.reasoning, field: a.reasoningField, finish: a.finish, usageCompletion: -1,
+				sse: a.sseError != "", inband: a.inBand != "", malf: a.malformed != ""}
+			if a.usage != nil && a.usage.CompletionTokens != nil {
+				got.usageCompletion = *a.usage.CompletionTokens
+			}
+			if got != c.want {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestPrepareBody(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      string
+		stream  bool
+		want    string
+		budget  int
+		wantErr string
+	}{
+		{"adds stream switches", `{"model":"m","max_tokens":5}`, true,
+			`{"max_tokens":5,"model":"m","stream":true,"stream_options":{"include_usage":true}}`, 5, ""},
+		{"keeps other stream options", `{"stream":false,"stream_options":{"continuous_usage_stats":true,"include_usage":false}}`, true,
+			`{"stream":true,"stream_options":{"continuous_usage_stats":true,"include_usage":true}}`, 0, ""},
+		{"max_completion_tokens wins", `{"max_tokens":5,"max_completion_tokens":7}`, true,
+			`{"max_completion_tokens":7,"max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`, 7, ""},
+		{"non-streaming drops stream_options", `{"stream":true,"stream_options":{"include_usage":true}}`, false,
+			`{"stream":false}`, 0, ""},
+		{"not an object", `[1]`, true, "", 0, "want a JSON object"},
+		{"bad max_tokens", `{"max_tokens":"x"}`, true, "", 0, "field max_tokens"},
+		{"bad stream_options", `{"stream_options":3}`, true, "", 0, "field stream_options"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, budget, err := prepareBody([]byte(c.in), c.stream)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != c.want || budget != c.budget {
+				t.Fatalf("got %s budget %d err %v; want %s budget %d", got, budget, err, c.want, c.budget)
+			}
+		})
+	}
+}
+
+func TestMismatch(t *testing.T) {
+	cases := []struct {
+		client, server int
+		want           bool
+	}{
+		{100, 100, false},
+		{105, 100, false},   // 5 = 5 % of 100: not over the threshold
+		{106, 100, true},    // 6 > min(5, 50)
+		{1049, 1000, false}, // 49 ≤ min(50, 50)
+		{1051, 1000, true},  // 51 > 50
+		{2050, 2000, false}, // 50 ≤ min(100, 50)
+		{2051, 2000, true},  // 51 > 50: the 50-token cap, not 5 %, applies
+		{1, 0, true},        // threshold min(0, 50) = 0
+	}
+	for _, c := range cases {
+		if got := Mismatch(c.client, c.server); got != c.want {
+			t.Errorf("Mismatch(%d, %d) = %v, want %v", c.client, c.server, got, c.want)
+		}
+	}
+}
+
+func FuzzParseChunk(f *testing.F) {
+	for _, s := range []string{role, roleNull, emptyDelta, finish, usage, content(" a"), reasoningOf("reasoning", "x"),
+		`{"error":{"code":500}}`, `{"choices":[{"message":{"content":"a"}}]}`, `null`, `[]`, `{"choices":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseChunk(data)
+		if err != nil {
+			if c != (Chunk{}) {
+				t.Fatalf("a failed parse returned data: %+v", c)
+			}
+			return
+		}
+		if c.Error != "" && (c.Visible() || c.Usage != nil) {
+			t.Fatalf("an error payload also carried tokens: %+v", c)
+		}
+		if (c.Reasoning != "") != (c.ReasoningField != "") {
+			t.Fatalf("reasoning text %q with field %q", c.Reasoning, c.ReasoningField)
+		}
+		if c.Visible() != (len(c.Content)+len(c.Reasoning) > 0) {
+			t.Fatalf("Visible() disagrees with the texts: %+v", c)
+		}
+		// A parsed chunk re-encoded the way a server would send it parses to the same texts.
+		if c.Error == "" && c.Visible() {
+			again, err := ParseChunk([]byte(`{"choices":[{"delta":{"content":` + quote(c.Content) + `,"` + fieldOr(c.ReasoningField) + `":` + quote(c.Reasoning) + `}}]}`))
+			if err != nil || again.Content != c.Content || again.Reasoning != c.Reasoning {
+				t.Fatalf("re-encoded chunk parsed to %+v (err %v), want %+v", again, err, c)
+			}
+		}
+	})
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func fieldOr(f string) string {
+	if f == "" {
+		return FieldReasoningContent
+	}
+	return f
+}
+
+// BenchmarkAnalyze is the per-response work after a stream ends: decode every chunk and
+// count the tokens of a 256-token answer once (reported per token).
+func BenchmarkAnalyze(b *testing.B) {
+	parts := []string{role}
+	for range 256 {
+		parts = append(parts, content(" the"))
+	}
+	parts = append(parts, finish, usage, done)
+	in := msgs(parts...)
+	if err := tokens.Load(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a := analyze(in)
+		if countTokens(a.content) != 256 {
+			b.Fatal("miscounted")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/token")
+}

@@ -1,0 +1,128 @@
+//go:build linux
+
+package openai
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/perfdag/perfdag/steps/measure/sse"
+)
+
+// stampConn is a TCP connection that asks the kernel for the receive time of the data each
+// Read returns (SO_TIMESTAMPNS, delivered with recvmsg). A stream's stamps then say when the
+// bytes reached this machine, not when a busy client got round to reading them: with
+// hundreds of streams on a few cores, the client's own scheduling never shows up as server
+// latency.
+type stampConn struct {
+	net.Conn // the *net.TCPConn, for everything but Read
+	raw      syscall.RawConn
+	oob      []byte
+	last     atomic.Int64 // stamp of the latest Read that returned data, on the client clock
+}
+
+// wrapConn enables kernel receive timestamps on a TCP connection; any other connection, or
+// a kernel that refuses the option, is returned unchanged.
+func wrapConn(c net.Conn) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return c
+	}
+	return &stampConn{Conn: tc, raw: raw, oob: make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{}))))}
+}
+
+// Read receives with recvmsg and records the kernel's receive time of the returned data
+// (of its last segment), converted to the client clock. Without a timestamp the read time
+// is used, so a stamp is never stale.
+func (c *stampConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n, oobn int
+	var rerr error
+	err := c.raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob, 0)
+		return rerr != syscall.EAGAIN && rerr != syscall.EINTR
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+			err = os.NewSyscallError("recvmsg", err)
+		}
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	c.last.Store(c.stamp(c.oob[:oobn]))
+	return n, nil
+}
+
+// stamp converts the SCM_TIMESTAMPNS in oob (wall clock) to the client clock (sse.Now),
+// never later than now. One clock reading serves both sides of the conversion, so a
+// preemption between two reads cannot skew it.
+func (c *stampConn) stamp(oob []byte) int64 {
+	t := time.Now()
+	now := sse.At(t)
+	// One control message is asked for: walk the headers in place rather than allocating.
+	for len(oob) >= syscall.CmsgLen(0) {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len) // uint64 or uint32 by architecture
+		if l < syscall.CmsgLen(0) || l > len(oob) {
+			return now
+		}
+		data := oob[syscall.CmsgLen(0):l]
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SO_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&data[0]))
+			age := t.UnixNano() - ts.Nano() // how long ago the kernel received it
+			if age < 0 {
+				return now
+			}
+			return now - age
+		}
+		next := syscall.CmsgSpace(l - syscall.CmsgLen(0))
+		if next > len(oob) {
+			break
+		}
+		oob = oob[next:]
+	}
+	return now
+}
+
+// clock is the stamp source for a response read from this connection.
+func (c *stampConn) clock() int64 {
+	if ns := c.last.Load(); ns != 0 {
+		return ns
+	}
+	return sse.Now()
+}
+
+// kernelClock returns the receive-time clock of a connection made by this client's dialer,
+// or nil when the connection has none.
+func kernelClock(c net.Conn) func() int64 {
+	if t, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
+		c = t.NetConn()
+	}
+	if sc, ok := c.(*stampConn); ok {
+		return sc.clock
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+//go:build linux
+
+package openai
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/perfdag/perfdag/steps/measure/sse"
+)
+
+// TestKernelStampsIgnoreReaderDelay shows why reads are stamped with the kernel's receive
+// time: a reader that only gets to the socket 50 ms late still stamps the data within a
+// millisecond of when it was written.
+func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	wrote := make(chan int64, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		time.Sleep(10 * time.Millisecond)
+		wrote <- sse.Now()
+		_, _ = c.Write([]byte("data: x\n\n"))
+		time.Sleep(100 * time.Millisecond)
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := wrapConn(raw)
+	defer c.Close()
+	clock := kernelClock(c)
+	if clock == nil {
+		t.Fatal("a TCP connection was not wrapped for kernel timestamps")
+	}
+	w := <-wrote
+	time.Sleep(50 * time.Millisecond) // a busy client
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	readAt := sse.Now()
+	if err != nil || string(buf[:n]) != "data: x\n\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	stamp := clock()
+	if d := time.Duration(stamp - w); d < 0 || d > time.Millisecond {
+		t.Errorf("stamp is %v after the write, want within 1 ms (the read came %v after it)", d, time.Duration(readAt-w))
+	}
+	if readAt-w < int64(50*time.Millisecond) {
+		t.Fatalf("the read was not late: the test proves nothing")
+	}
+	if _, err := c.Read(buf); err != io.EOF {
+		t.Errorf("after the peer closed: %v, want io.EOF", err)
+	}
+}
+
+func TestWrapConnLeavesOtherConnsAlone(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if wrapConn(a) != a || kernelClock(a) != nil {
+		t.Error("a non-TCP connection must pass through unchanged")
+	}
+}

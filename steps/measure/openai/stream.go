@@ -1,0 +1,245 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"time"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/sse"
+)
+
+// drainGrace is how long the client waits for the server to close a stream after [DONE]
+// before it closes the stream itself (the request is complete either way).
+const drainGrace = 2 * time.Second
+
+// Request is one chat completion to send.
+type Request struct {
+	Index        int    // position in the run, copied into the record
+	Phase        string // profiling, warmup, burn-in or prewarm
+	ID           string // sent as X-Request-ID when set (servers log it; the simulator records it)
+	Body         []byte // the chat-completions JSON object built by the caller
+	InputTokens  int    // o200k_base tokens of the prompt, copied into the record
+	RequestedOut int    // output budget; 0 means read max_completion_tokens / max_tokens from Body
+}
+
+// Result is a finished request: its record and the texts it produced.
+type Result struct {
+	Record    schema.RequestRecord
+	Content   string // the answer text, deltas joined
+	Reasoning string // the reasoning text, deltas joined
+}
+
+// Stream sends req as a streaming chat completion and returns its record. It never returns
+// an error: every failure is a record with an error class, so a run keeps its denominators.
+func (c *Client) Stream(ctx context.Context, req Request) Result {
+	return c.do(ctx, req, true)
+}
+
+// Complete sends req as a non-streaming chat completion (prewarm, smoke tests). Its record
+// stamps first token, first output and last content at the moment the whole body was read.
+func (c *Client) Complete(ctx context.Context, req Request) Result {
+	return c.do(ctx, req, false)
+}
+
+// exchange is what one HTTP exchange produced, before interpretation.
+type exchange struct {
+	msgs     []sse.Message
+	readErr  error // nil or io.EOF when the body ended cleanly
+	sawDone  bool
+	drained  bool // the client closed the stream itself after [DONE]
+	endNs    int64
+	failNs   int64 // set when the request failed before a response
+	status   int
+	header   int64
+	errBody  []byte
+	transErr error
+}
+
+func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
+	rec := schema.RequestRecord{Index: req.Index, Phase: req.Phase, InputTokens: req.InputTokens}
+	body, budget, err := prepareBody(req.Body, stream)
+	if err != nil {
+		rec.StartNs = c.now()
+		rec.EndNs = rec.StartNs
+		rec.ErrorClass, rec.Error = schema.ErrorConnect, c.redact(err.Error())
+		return Result{Record: rec}
+	}
+	rec.RequestedOut = req.RequestedOut
+	if rec.RequestedOut == 0 {
+		rec.RequestedOut = budget
+	}
+
+	tctx, cancelTimeout := context.WithTimeout(ctx, c.timeout)
+	defer cancelTimeout()
+	rctx, cancelReq := context.WithCancel(tctx)
+	defer cancelReq()
+	hreq, err := c.newRequest(rctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		rec.StartNs = c.now()
+		rec.EndNs = rec.StartNs
+		rec.ErrorClass, rec.Error = schema.ErrorConnect, err.Error()
+		return Result{Record: rec}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	if req.ID != "" {
+		hreq.Header.Set("X-Request-ID", req.ID)
+	}
+
+	rec.StartNs = c.now()
+	x := c.exchange(hreq, cancelReq)
+	return c.interpret(ctx, tctx, rec, x)
+}
+
+// exchange performs the request and reads the body. The loop between reads only stamps,
+// splits lines and copies data: JSON decoding and token counting wait until the end.
+func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exchange {
+	var x exchange
+	var conn net.Conn
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }}
+	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		x.failNs = c.now()
+		x.transErr = err
+		return x
+	}
+	defer resp.Body.Close()
+	x.header = c.now()
+	x.status = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		x.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		x.endNs = c.now()
+		return x
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// A plain JSON completion (non-streaming call, or a server that ignored stream: true):
+		// one message, stamped when the whole body has arrived.
+		b, err := io.ReadAll(resp.Body)
+		x.endNs = c.now()
+		x.readErr = err
+		if err == nil {
+			x.msgs = []sse.Message{{Data: string(b), TimeNs: x.endNs}}
+			x.sawDone = true
+			x.readErr = io.EOF
+		}
+		return x
+	}
+	clock := c.now
+	if k := kernelClock(conn); k != nil {
+		clock = k
+	}
+	rd := sse.NewReader(resp.Body, clock)
+	x.msgs = make([]sse.Message, 0, 64)
+	var drain *time.Timer
+	var doneNs int64
+	for {
+		m, err := rd.Next()
+		if err != nil {
+			x.readErr = err
+			break
+		}
+		x.msgs = append(x.msgs, m)
+		if m.Done() && !x.sawDone {
+			x.sawDone, doneNs = true, m.TimeNs
+			drain = time.AfterFunc(drainGrace, func() { cancelReq() })
+		}
+	}
+	x.endNs = c.now()
+	if drain != nil {
+		drain.Stop()
+		if x.readErr != nil && !errors.Is(x.readErr, io.EOF) {
+			// The server kept the stream open after [DONE] (or the run ended meanwhile):
+			// the response was complete at [DONE].
+			x.drained = true
+			x.endNs = doneNs
+		}
+	}
+	return x
+}
+
+// interpret turns an exchange into a record: parse every message, place the timestamps,
+// count tokens once, and class any failure.
+func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecord, x exchange) Result {
+	rec.Status = x.status
+	rec.HeadersNs = x.header
+	rec.EndNs = x.endNs
+	if x.transErr != nil {
+		rec.EndNs = x.failNs
+		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorConnect, x.transErr)
+		return Result{Record: rec}
+	}
+	if x.status < 200 || x.status > 299 {
+		rec.ErrorClass = schema.ErrorHTTP
+		if x.status == http.StatusTooManyRequests {
+			rec.ErrorClass = schema.ErrorRateLimit
+		}
+		rec.Error = c.redact(fmt.Sprintf("HTTP %d: %s", x.status, snippet(x.errBody)))
+		return Result{Record: rec}
+	}
+	c.analysis <- struct{}{}
+	a := analyze(x.msgs)
+	res := Result{Content: a.content, Reasoning: a.reasoning}
+	rec.ChunkNs = a.chunkNs
+	rec.FirstTokenNs, rec.FirstOutputNs, rec.LastContentNs = a.firstToken, a.firstOutput, a.lastContent
+	rec.FinishReason, rec.ReasoningField = a.finish, a.reasoningField
+	if a.usage != nil {
+		rec.UsagePrompt, rec.UsageComplete, rec.UsageReasoning = a.usage.PromptTokens, a.usage.CompletionTokens, a.usage.ReasoningTokens
+	}
+	rec.OutputTokens = countTokens(a.content)
+	rec.ReasoningTok = countTokens(a.reasoning)
+	<-c.analysis
+	if rec.UsageComplete != nil {
+		rec.UsageMismatch = Mismatch(rec.OutputTokens+rec.ReasoningTok, *rec.UsageComplete)
+	}
+	cleanEnd := x.readErr == nil || errors.Is(x.readErr, io.EOF) || (x.sawDone && x.drained)
+	switch {
+	case a.sseError != "":
+		rec.ErrorClass, rec.Error = schema.ErrorSSE, "SSE error event: "+c.redact(a.sseError)
+	case a.inBand != "":
+		rec.ErrorClass, rec.Error = schema.ErrorInBand, "in-band error with HTTP 200: "+c.redact(a.inBand)
+	case a.malformed != "":
+		rec.ErrorClass, rec.Error = schema.ErrorMalformed, c.redact(a.malformed)
+	case !cleanEnd && !x.sawDone:
+		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorDropped, x.readErr)
+	case !x.sawDone && a.finish == "":
+		rec.ErrorClass = schema.ErrorDropped
+		rec.Error = fmt.Sprintf("stream ended without [DONE] or finish_reason after %d messages", len(x.msgs))
+	case a.firstToken == 0:
+		rec.ErrorClass, rec.Error = schema.ErrorEmpty, "finished without any content or reasoning"
+	}
+	res.Record = rec
+	return res
+}
+
+// classContext names a transport or read failure: cancelled when the run was interrupted,
+// timeout when the per-request deadline passed, otherwise the given class.
+func (c *Client) classContext(parent, tctx context.Context, class string, err error) (string, string) {
+	switch {
+	case parent.Err() != nil:
+		return schema.ErrorCancelled, "cancelled: " + c.redact(err.Error())
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		return schema.ErrorTimeout, fmt.Sprintf("no complete response within %s", c.timeout)
+	}
+	return class, c.redact(err.Error())
+}
+
+// Mismatch reports whether a client token count differs from the server's usage by more
+// than min(5 % of the server's count, 50 tokens), AIPerf's OSL-mismatch threshold.
+func Mismatch(client, server int) bool {
+	diff := client - server
+	if diff < 0 {
+		diff = -diff
+	}
+	return float64(diff) > min(0.05*float64(server), 50)
+}

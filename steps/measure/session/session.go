@@ -1,0 +1,182 @@
+// Package session is what the steps that put load on an endpoint share — prewarm, burn-in and
+// run-shape: resolve the endpoint, open the cell's workload, stream requests through the
+// load generator, keep the per-request records, and log the settle discipline to
+// cells/<id>/commands/settle.log.
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/openai"
+	"github.com/perfdag/perfdag/steps/measure/workload"
+)
+
+// Phases a request can belong to; only profiling enters statistics.
+const (
+	PhaseProfiling = "profiling"
+	PhaseWarmup    = "warmup"
+	PhaseBurnIn    = "burn-in"
+	PhasePrewarm   = "prewarm"
+)
+
+// Session is an endpoint and a workload ready to send requests.
+type Session struct {
+	Endpoint endpoint.Resolved
+	Client   *openai.Client
+	Source   workload.Source
+	Workload schema.Workload
+	Model    string
+}
+
+// Open prepares a session for the task's cell (or for w when given, e.g. a prewarm shape).
+// salt makes synthetic prompts unique to this campaign, cell, point and phase.
+func Open(ctx context.Context, t *engine.Task, w schema.Workload, salt string) (*Session, error) {
+	res, err := endpoint.Resolve(t)
+	if err != nil {
+		return nil, err
+	}
+	timeout := openai.DefaultTimeout
+	if t.Endpoint.TimeoutS > 0 {
+		timeout = time.Duration(t.Endpoint.TimeoutS * float64(time.Second))
+	}
+	client, err := openai.New(openai.Options{BaseURL: res.BaseURL, APIKey: endpoint.APIKey(t.Endpoint), Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s: %w", t.EndpointKey, err)
+	}
+	src, err := workload.OpenContext(ctx, w, t.BaseDir, salt)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("cell %s workload: %w", cellID(t), err)
+	}
+	return &Session{Endpoint: res, Client: client, Source: src, Workload: w, Model: t.Endpoint.Model}, nil
+}
+
+// Close releases the session's connections.
+func (s *Session) Close() { s.Client.Close() }
+
+// Salt names a point's prompts: stable across a resume of the same campaign directory,
+// different across campaigns, cells, points and phases, so no two requests share a prefix.
+func Salt(t *engine.Task, phase string, concurrency int) string {
+	return filepath.Base(t.Dir) + "/" + cellID(t) + "/c" + strconv.Itoa(concurrency) + "/" + phase
+}
+
+// Send streams request i of phase and returns its record.
+func (s *Session) Send(ctx context.Context, phase string, i int) schema.RequestRecord {
+	p, err := s.Source.Prompt(i)
+	if err != nil {
+		return failed(i, phase, err)
+	}
+	body, err := workload.Body(s.Model, p, s.Workload)
+	if err != nil {
+		return failed(i, phase, err)
+	}
+	return s.Client.Stream(ctx, openai.Request{Index: i, Phase: phase, Body: body, InputTokens: p.InputTokens, RequestedOut: p.OutputTokens}).Record
+}
+
+func failed(i int, phase string, err error) schema.RequestRecord {
+	now := time.Now().UnixNano()
+	return schema.RequestRecord{Index: i, Phase: phase, StartNs: now, EndNs: now, ErrorClass: schema.ErrorConnect, Error: "build request: " + err.Error()}
+}
+
+// Load runs one point's load and returns its records in index order.
+func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
+	return loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
+		return s.Send(ctx, phase, i)
+	}, progress)
+}
+
+// ProgressLine formats the live line of a running point.
+func ProgressLine(p loadgen.Progress) string {
+	line := fmt.Sprintf("%d/%d done, %d errors", p.Done, p.Total, p.Errors)
+	if p.TTFTP50Ms > 0 {
+		line += fmt.Sprintf(", TTFT p50 %.0f ms", p.TTFTP50Ms)
+	}
+	return line
+}
+
+// WriteRecords writes records as JSONL atomically at dir/rel and returns rel.
+func WriteRecords(dir, rel string, records []schema.RequestRecord) (string, error) {
+	path := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	var buf []byte
+	for _, r := range records {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return "", fmt.Errorf("encode record %d: %w", r.Index, err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	return rel, checkpoint.WriteFile(path, buf)
+}
+
+// WriteJSON writes v as indented JSON atomically at dir/rel and returns rel.
+func WriteJSON(dir, rel string, v any) (string, error) {
+	path := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", rel, err)
+	}
+	return rel, checkpoint.WriteFile(path, append(b, '\n'))
+}
+
+// CellDir is a cell's directory relative to the campaign directory.
+func CellDir(cell string) string { return filepath.Join("cells", cell) }
+
+// SettleLog appends a timestamped line to cells/<id>/commands/settle.log, the record of the
+// settle discipline a campaign ran with (prewarm, burn-in, pauses).
+func SettleLog(t *engine.Task, format string, args ...any) error {
+	path := filepath.Join(t.Dir, CellDir(cellID(t)), "commands", "settle.log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create settle log dir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open settle log: %w", err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	fmt.Fprintf(w, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), t.Node, fmt.Sprintf(format, args...))
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write settle log: %w", err)
+	}
+	return f.Sync()
+}
+
+// Pause waits d or until ctx ends.
+func Pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func cellID(t *engine.Task) string {
+	if t.Cell == nil {
+		return ""
+	}
+	return t.Cell.ID
+}

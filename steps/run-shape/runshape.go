@@ -1,0 +1,298 @@
+// Package runshape is the run-shape step kind: the load generator for one concurrency point of
+// a cell. It streams the cell's workload (closed loop at the concurrency, or open loop at the
+// workload's request rate capped by it), keeps every request's record, computes the point's
+// AIPerf-defined metrics, and samples the server's /metrics and DCGM exporter during the
+// window for scrape-spec and dcgm-correlate.
+//
+// A point interrupted midway re-runs whole on resume: its throughput window and its steady
+// concurrency cannot be stitched from two sessions without biasing the numbers, so there is no
+// per-batch checkpoint inside a point.
+package runshape
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/dcgm-correlate"
+	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/session"
+	"github.com/perfdag/perfdag/steps/measure/stats"
+	"github.com/perfdag/perfdag/steps/measure/workload"
+	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
+	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
+)
+
+// Kind is the run-shape step kind.
+var Kind = engine.Kind{
+	Name:          "run-shape",
+	Scope:         engine.ScopePoint,
+	Version:       "1",
+	HoldsEndpoint: true,
+	Doc:           "load generator: one concurrency point, AIPerf metrics, per-request records",
+	Result:        Result{},
+	Inputs:        inputs,
+	Check:         check,
+	Run:           run,
+}
+
+// SampleEvery is how often /metrics and the DCGM exporter are polled during a window.
+const SampleEvery = 250 * time.Millisecond
+
+// Result is what gates on run-shape read: flat, named like the atlas.
+type Result struct {
+	Cell                   string   `json:"cell"`
+	Concurrency            int      `json:"concurrency"`
+	NumPrompts             int      `json:"num_prompts"`
+	RequestCount           int      `json:"request_count"`
+	ErrorCount             int      `json:"error_count"`
+	Status                 string   `json:"status"` // ok, partial, failed
+	TTFTAvgMs              float64  `json:"ttft_avg_ms"`
+	TTFTP50Ms              float64  `json:"ttft_p50_ms"`
+	TTFTP99Ms              float64  `json:"ttft_p99_ms"`
+	TTFOAvgMs              float64  `json:"ttfo_avg_ms"`
+	TTFOCoverage           float64  `json:"ttfo_coverage"`
+	ITLAvgMs               float64  `json:"itl_avg_ms"`
+	ITLP50Ms               float64  `json:"itl_p50_ms"`
+	RequestLatencyP50Ms    float64  `json:"request_latency_p50_ms"`
+	RequestThroughput      float64  `json:"request_throughput"`
+	OutputTokPerS          float64  `json:"output_tok_s"`
+	OutputTokPerSPerGPU    float64  `json:"output_tok_s_per_gpu"`
+	TokPerSPerUser         float64  `json:"tok_s_per_user"`
+	AAOutputSpeed          float64  `json:"aa_output_speed"`
+	MeanISL                float64  `json:"mean_isl"`
+	MeanOSL                float64  `json:"mean_osl"`
+	WindowS                float64  `json:"window_s"`
+	Reasoning              bool     `json:"reasoning"`
+	ReasoningField         string   `json:"reasoning_field"`
+	ReasoningParserSuspect bool     `json:"reasoning_parser_suspect"`
+	SteadyWindowUndercount bool     `json:"steady_window_undercount"`
+	UsageMismatches        int      `json:"usage_mismatches"`
+	ErrorClasses           []string `json:"error_classes"`
+}
+
+// inputs is everything a point's numbers depend on — and nothing else, so relabelling a cell's
+// hardware re-runs the atlas, not the benchmark.
+func inputs(t *engine.Task) any {
+	c := t.Cell
+	return map[string]any{
+		"endpoint":        endpointInputs(t.Endpoint),
+		"workload":        c.Workload,
+		"dataset":         datasetStamp(t),
+		"requests":        c.RequestsPerPoint.For(t.Concurrency),
+		"warmup_requests": c.WarmupRequests,
+		"concurrency":     t.Concurrency,
+		"gpus":            c.GPUs,
+	}
+}
+
+// endpointInputs is the part of an endpoint a measurement depends on: the env var's name, never
+// the key.
+func endpointInputs(ep *schema.Endpoint) any {
+	if ep == nil {
+		return nil
+	}
+	return map[string]any{"url": ep.URL, "model": ep.Model, "api_key_env": ep.APIKeyEnv, "metrics_url": ep.MetricsURL,
+		"dcgm_url": ep.DCGMURL, "timeout_s": ep.TimeoutS, "sim": ep.Sim, "reasoning": ep.ReasoningHint}
+}
+
+// datasetStamp changes when a replay dataset changes (size and modification time: hashing a
+// large file for every node of every plan would cost more than it saves).
+func datasetStamp(t *engine.Task) string {
+	if t.Cell.Workload.Dataset == "" {
+		return ""
+	}
+	path := t.Cell.Workload.Dataset
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(t.BaseDir, path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%d@%d", st.Size(), st.ModTime().UnixNano())
+}
+
+func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
+	var errs []error
+	for i, cell := range c.Cells {
+		if err := workload.Check(cell.Workload); err != nil {
+			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].workload", i), Err: fmt.Errorf("cell %s: %w", cell.ID, err),
+				Hint: "shape: one of " + strings.Join(workload.Shapes(), ", ") + ", or custom with input_tokens and output_tokens"})
+		}
+	}
+	return errs
+}
+
+func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
+	cell, conc := t.Cell, t.Concurrency
+	s, err := session.Open(ctx, t, cell.Workload, session.Salt(t, session.PhaseProfiling, conc))
+	if err != nil {
+		return engine.Result{}, err
+	}
+	defer s.Close()
+	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(conc), Concurrency: conc,
+		Rate: cell.Workload.RequestRate, Arrival: cell.Workload.Arrival, Seed: cell.Workload.Seed}
+	progress := func(p loadgen.Progress) {
+		if t.Progress != nil {
+			t.Progress(session.ProgressLine(p))
+		}
+	}
+	var records []schema.RequestRecord
+	if n := cell.WarmupRequests; n > 0 {
+		warm, err := s.Load(ctx, session.PhaseWarmup, loadgen.Config{Requests: n, Concurrency: min(conc, n)}, nil)
+		if err != nil {
+			return engine.Result{}, fmt.Errorf("warm-up: %w", err)
+		}
+		records = append(records, warm...)
+	}
+	samplers := startSamplers(ctx, s.Endpoint)
+	profiled, err := s.Load(ctx, session.PhaseProfiling, cfg, progress)
+	if err != nil {
+		samplers.stop()
+		return engine.Result{}, err
+	}
+	records = append(records, profiled...)
+	outputs, err := samplers.save(t, conc)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	raw := filepath.Join(session.CellDir(cell.ID), "raw", "c"+strconv.Itoa(conc))
+	rel, err := session.WriteRecords(t.Dir, filepath.Join(raw, "records.jsonl"), records)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
+		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint)})
+	prel, err := session.WriteJSON(t.Dir, filepath.Join(raw, "point.json"), point)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	res := result(point)
+	out := engine.Result{Value: res, Outputs: append(outputs, rel, prel), Summary: summary(res)}
+	if point.Status == "failed" {
+		return out, fmt.Errorf("no valid request at concurrency %d: %d errors (%s); records in %s", conc, res.ErrorCount, strings.Join(res.ErrorClasses, ", "), rel)
+	}
+	return out, nil
+}
+
+func reasoningModel(ep *schema.Endpoint) bool {
+	return ep != nil && (ep.ReasoningHint || (ep.Sim != nil && ep.Sim.Reasoning))
+}
+
+func shapeOf(w schema.Workload) string {
+	if b, err := workload.Resolve(w); err == nil {
+		return b.Shape
+	}
+	return w.Shape
+}
+
+func modeOf(w schema.Workload) string {
+	if w.Mode == "" {
+		return workload.ModeSynthetic
+	}
+	return w.Mode
+}
+
+func summary(r *Result) string {
+	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %.1f ms, ITL %.2f ms, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, r.TTFTP50Ms, r.ITLAvgMs, r.OutputTokPerSPerGPU)
+	if r.ErrorCount > 0 {
+		s += fmt.Sprintf(", %d errors", r.ErrorCount)
+	}
+	if r.SteadyWindowUndercount {
+		s += ", steady_window_undercount"
+	}
+	return s
+}
+
+func result(p schema.Point) *Result {
+	v := func(s *schema.Stat, f func(*schema.Stat) float64) float64 {
+		if s == nil {
+			return 0
+		}
+		return f(s)
+	}
+	avg := func(s *schema.Stat) float64 { return s.Avg }
+	p50 := func(s *schema.Stat) float64 { return s.P50 }
+	p99 := func(s *schema.Stat) float64 { return s.P99 }
+	classes := make([]string, 0, len(p.ErrorsByClass))
+	for c, n := range p.ErrorsByClass {
+		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
+	}
+	sort.Strings(classes)
+	return &Result{
+		Cell: p.Cell, Concurrency: p.Concurrency, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
+		ErrorCount: p.ErrorCount, Status: p.Status,
+		TTFTAvgMs: v(p.TTFT, avg), TTFTP50Ms: v(p.TTFT, p50), TTFTP99Ms: v(p.TTFT, p99), TTFOAvgMs: v(p.TTFO, avg),
+		TTFOCoverage: p.TTFOCoverage, ITLAvgMs: v(p.ITL, avg), ITLP50Ms: v(p.ITL, p50),
+		RequestLatencyP50Ms: v(p.RequestLatency, p50), RequestThroughput: p.RequestThroughput,
+		OutputTokPerS: p.OutputTokenThroughput, OutputTokPerSPerGPU: p.OutputTokPerSPerGPU, TokPerSPerUser: v(p.TPSUser, avg),
+		AAOutputSpeed: p.AAOutputSpeed, MeanISL: p.MeanISL, MeanOSL: p.MeanOSL, WindowS: p.WindowS,
+		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
+		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
+	}
+}
+
+// samplers poll the server's /metrics and the DCGM exporter during the window.
+type samplers struct {
+	metrics *promscrape.Sampler
+	gpus    *dcgm.Sampler
+	dcgmURL string
+}
+
+func startSamplers(ctx context.Context, res endpoint.Resolved) *samplers {
+	s := &samplers{}
+	f := &promscrape.Fetcher{}
+	if res.MetricsURL != "" {
+		s.metrics = promscrape.StartSampler(ctx, f, res.MetricsURL, SampleEvery)
+	}
+	if res.DCGMURL != "" {
+		s.gpus = dcgm.StartSampler(ctx, f, res.DCGMURL, SampleEvery, dcgm.Filter{})
+		s.dcgmURL = res.DCGMURL
+	}
+	return s
+}
+
+func (s *samplers) stop() {
+	if s.metrics != nil {
+		s.metrics.Stop()
+	}
+	if s.gpus != nil {
+		s.gpus.Stop()
+	}
+}
+
+// SamplesFile and DCGMSamplesFile are where the window's samples land for scrape-spec and
+// dcgm-correlate, relative to the campaign directory.
+func SamplesFile(cell string, conc int) string {
+	return filepath.Join(session.CellDir(cell), "spec_metrics", "readings-c"+strconv.Itoa(conc)+".json")
+}
+
+func (s *samplers) save(t *engine.Task, conc int) ([]string, error) {
+	var out []string
+	if s.metrics != nil {
+		readings, _ := s.metrics.Stop()
+		rel, err := session.WriteJSON(t.Dir, SamplesFile(t.Cell.ID, conc), readings)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel)
+	}
+	if s.gpus != nil {
+		samples, polls := s.gpus.Stop()
+		rel, err := dcgmcorrelate.WriteSamples(t.Dir, t.Cell.ID, conc, s.dcgmURL, samples, polls)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel)
+	}
+	return out, nil
+}
