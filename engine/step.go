@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Scope says what one node of a step kind runs for.
@@ -36,7 +37,15 @@ type Kind struct {
 	// succeeded (Terraform's TolerantVertex): one failed point must not cost the atlas and the
 	// report of a forty-cell campaign. A gate refusal still blocks them.
 	Tolerant bool
-	Doc      string // one line for `perfdag kinds` and the docs
+	// ActsOnPass says the node acts on the campaign being good (publishes, promotes, deploys):
+	// a fail verdict on any node it reads from, transitively, blocks it. Analysis and the
+	// report never act on a pass, so a failed gate never costs the evidence. Nil means never.
+	ActsOnPass func(t *Task) bool
+	// ReadsVerdicts gives the node the gate verdicts of every node it reads from, transitively
+	// (Task.Verdicts); the campaign's gate definitions and those verdicts enter its
+	// fingerprint, so tightening a gate re-runs the report instead of reusing a stale one.
+	ReadsVerdicts bool
+	Doc           string // one line for `perfdag kinds` and the docs
 
 	// Params returns a pointer to a fresh parameter struct that `with:` decodes into strictly
 	// (unknown keys are errors). Nil means the kind takes no parameters.
@@ -57,20 +66,22 @@ type Kind struct {
 
 // Task is what one node's Run receives.
 type Task struct {
-	Node        string           // node id, e.g. run-shape[aa-10k/c16]
-	Step        string           // pipeline step id
-	Phase       string           // "before" or "after" for a bracketing step, else ""
-	Campaign    *schema.Campaign // defaults already merged into every cell
-	Cell        *schema.Cell     // nil at campaign scope
-	Concurrency int              // 0 unless point scope
-	Endpoint    *schema.Endpoint // the node's endpoint, nil when it has none
-	EndpointKey string           // the endpoint's name in the campaign
-	Params      any              // decoded `with:` (the Kind.Params type), nil when none
-	Dir         string           // campaign directory (absolute)
-	BaseDir     string           // directory of the campaign file: relative paths in it resolve here
-	Upstream    []Upstream       // results of the node's data dependencies, in plan order
-	Env         any              // what Registry.Setup returned for this run (e.g. started simulators)
-	Log         io.Writer        // the node's log; never write secrets to it
+	Node        string               // node id, e.g. run-shape[aa-10k/c16]
+	Step        string               // pipeline step id
+	Phase       string               // "before" or "after" for a bracketing step, else ""
+	Campaign    *schema.Campaign     // defaults already merged into every cell
+	Cell        *schema.Cell         // nil at campaign scope
+	Concurrency int                  // 0 unless point scope
+	Endpoint    *schema.Endpoint     // the node's endpoint, nil when it has none
+	EndpointKey string               // the endpoint's name in the campaign
+	Params      any                  // decoded `with:` (the Kind.Params type), nil when none
+	Dir         string               // campaign directory (absolute)
+	BaseDir     string               // directory of the campaign file: relative paths in it resolve here
+	Upstream    []Upstream           // results of the node's data dependencies, in plan order
+	Verdicts    []schema.GateVerdict // ReadsVerdicts kinds: verdicts of every node read from, in plan order
+	Files       campaigndir.Reader   // reads finished steps' outputs, checked against their recorded digests
+	Env         any                  // what Registry.Setup returned for this run (e.g. started simulators)
+	Log         io.Writer            // the node's log; never write secrets to it
 	Progress    func(line string)
 }
 
@@ -82,6 +93,11 @@ type Upstream struct {
 	Cell   string
 	Conc   int
 	Result any // the kind's result struct (pointer), or map[string]any for free-form kinds
+	// Outputs are the files the node wrote (relative path → sha256) as its checkpoint records them.
+	Outputs map[string]string
+	// Failed is the error of a step that failed but kept its result as evidence (a point whose
+	// every request failed); only tolerant kinds see such upstreams. "" when it succeeded.
+	Failed string
 }
 
 // Result is what a node produced.
@@ -120,6 +136,11 @@ type Registry struct {
 	// Setup prepares run-wide resources (e.g. in-process simulators); the value is passed to
 	// every Task as Env and cleanup runs when the walk ends.
 	Setup func(ctx context.Context, c *schema.Campaign) (env any, cleanup func(), err error)
+	// RuleContext is what every gate and `when:` rule may read besides a result: the
+	// campaign's fields and, for a cell or point, the cell's. The domain defines it, so the
+	// engine never knows what a cell is made of. Nil gives only the campaign's name and kind,
+	// the cell id and the concurrency.
+	RuleContext func(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any
 }
 
 // NewRegistry builds a registry; duplicate or malformed kinds are programming errors.

@@ -73,8 +73,21 @@ type AtlasRow struct {
 	DCGMGrounded     bool     `json:"dcgm_grounded"`
 	SolRigor         string   `json:"sol_rigor"` // L1..L4
 
-	Flags []string       `json:"flags,omitempty"` // steady_window_undercount, reasoning_parser_suspect, usage_mismatch, evicted, ...
+	Flags []string `json:"flags,omitempty"` // steady_window_undercount, reasoning_parser_suspect, usage_mismatch, evicted, ...
+	// Gates are the quality gates that did not pass on this point (or its cell), warn or fail:
+	// evidence beside the numbers. A point that fails a gate is still measured data.
+	Gates []GateVerdict  `json:"gates,omitempty"`
 	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// GateFailed reports whether a fail-severity gate did not pass on the row.
+func (r *AtlasRow) GateFailed() bool {
+	for _, v := range r.Gates {
+		if v.Failing() {
+			return true
+		}
+	}
+	return false
 }
 
 // Flag names carried on atlas rows.

@@ -43,9 +43,10 @@ func Kinds() []engine.Kind {
 	}
 }
 
-// Registry returns the step registry with the default pipeline and run-wide setup.
-func Registry() (*engine.Registry, error) {
-	r, err := engine.NewRegistry(Kinds()...)
+// Registry returns the step registry with the default pipeline, run-wide setup and the rule
+// context gates read; extra kinds (test doubles) are registered beside perfdag's own.
+func Registry(extra ...engine.Kind) (*engine.Registry, error) {
+	r, err := engine.NewRegistry(append(Kinds(), extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -43,8 +43,9 @@ func (a *app) baselineRecordCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record DIR",
 		Short: "Register a campaign directory's numbers under a name",
-		Long: `Record reads DIR's atlas.jsonl (or its cells' normalized rows), its frozen config.yaml
-and the scrape-spec windows under cells/<id>/spec_metrics/, maps one cell to the
+		Long: `Record reads DIR's atlas, its frozen campaign file and the scrape-spec windows its
+steps recorded (refusing a directory whose results no longer match its campaign file: finish
+it with 'perfdag resume DIR' first), maps one cell to the
 inference_perfbench_v1 schema and registers it under <registry>/inference/<name>/<UTC-ts>/,
 atomically. It prints the registry path, the snapshot's sha256 and the headline metrics at
 concurrency 16 (or the nearest concurrency measured, said so).
@@ -59,8 +60,12 @@ Points that never ran are left out; a diff then reports them missing (RED).`,
 			if name == "" {
 				return exitf(ExitUsage, "--name is required: the name later diffs and schedules refer to (e.g. weekly-aa)\nsee '%s --help'", cmd.CommandPath())
 			}
+			f, err := a.open(args[0])
+			if err != nil {
+				return exit(ExitUsage, err)
+			}
 			e, err := baseline.Record(cmd.Context(), baseline.RecordRequest{
-				CampaignDir: args[0], Registry: reg, Name: name, Notes: notes, Cell: cell, Version: version,
+				Campaign: f, Registry: reg, Name: name, Notes: notes, Cell: cell, Version: version,
 			})
 			if err != nil {
 				return exit(ExitUsage, err)
@@ -158,7 +163,11 @@ not comparable).`,
 			if err != nil {
 				return exit(ExitUsage, err)
 			}
-			d, err := baseline.DiffDir(cmd.Context(), e, current, cell, tol)
+			f, err := a.open(current)
+			if err != nil {
+				return exit(ExitUsage, err)
+			}
+			d, err := baseline.DiffDir(cmd.Context(), e, f, cell, tol)
 			if err != nil {
 				return exit(ExitUsage, err)
 			}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 
 // extract writes a script's files into a temp dir (the scripts hold the fixtures).
@@ -35,7 +38,7 @@ func extract(t *testing.T, script string) string {
 func runVerb(t *testing.T, build func(*app) *cobra.Command, args ...string) (int, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	a := &app{stdout: &out, stderr: &errOut}
+	a := &app{stdout: &out, stderr: &errOut, testKinds: []engine.Kind{fixture.Kind}}
 	cmd := build(a)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
@@ -52,12 +55,14 @@ func TestExitCodes(t *testing.T) {
 	reg, runs := filepath.Join(dir, "reg"), filepath.Join(dir, "runs")
 	baselineCmd := func(a *app) *cobra.Command { return a.baselineCmd() }
 	scheduleCmd := func(a *app) *cobra.Command { return a.scheduleCmd() }
+	runCmd := func(a *app) *cobra.Command { return a.runCmd() }
 	steps := []struct {
 		name  string
 		build func(*app) *cobra.Command
 		args  []string
 		want  int
 	}{
+		{"run the fixture", runCmd, []string{filepath.Join(dir, "base.yaml"), "--out", filepath.Join(dir, "base")}, ExitOK},
 		{"record", baselineCmd, []string{"record", filepath.Join(dir, "base"), "--name", "weekly-aa", "--registry", reg}, ExitOK},
 		{"diff GREEN", baselineCmd, []string{"diff", "--baseline", "weekly-aa", "--current", filepath.Join(dir, "base"), "--registry", reg}, ExitOK},
 		{"diff unknown baseline", baselineCmd, []string{"diff", "--baseline", "nope", "--current", filepath.Join(dir, "base"), "--registry", reg}, ExitUsage},
@@ -65,7 +70,7 @@ func TestExitCodes(t *testing.T) {
 		{"schedule once RED", scheduleCmd, []string{"--once", filepath.Join(dir, "slow.yaml"), "--root", runs, "--registry", reg}, ExitFailed},
 		{"schedule once FAILED", scheduleCmd, []string{"--once", filepath.Join(dir, "failing.yaml"), "--root", runs, "--registry", reg}, ExitFailed},
 		{"schedule once NO_BASELINE", scheduleCmd, []string{"--once", filepath.Join(dir, "nobase.yaml"), "--root", runs, "--registry", reg}, ExitOK},
-		{"schedule no schedule block", scheduleCmd, []string{filepath.Join(dir, "base", "config.yaml")}, ExitUsage},
+		{"schedule no schedule block", scheduleCmd, []string{filepath.Join(dir, "base.yaml")}, ExitUsage},
 	}
 	for _, s := range steps {
 		if code, out := runVerb(t, s.build, s.args...); code != s.want {

@@ -1,49 +1,27 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/perfdag/perfdag/engine/campaign"
 )
 
-// Exit codes, by failure class (documented in the README and `perfdag --help`).
+// Exit codes, by failure class (documented in the README and `perfdag --help`); the codes
+// travel with the errors the campaign service returns.
 const (
-	ExitOK          = 0   // success (validate: the files are valid)
-	ExitFailed      = 1   // a step failed (validate: a file is invalid)
-	ExitUsage       = 2   // bad flags or arguments
-	ExitInvalid     = 3   // the campaign file is invalid
-	ExitRefused     = 4   // a fail-severity gate, or strict publish, refused
-	ExitInterrupted = 130 // interrupted by SIGINT/SIGTERM
+	ExitOK          = campaign.CodeOK
+	ExitFailed      = campaign.CodeFailed
+	ExitUsage       = campaign.CodeUsage
+	ExitInvalid     = campaign.CodeInvalid
+	ExitRefused     = campaign.CodeRefused
+	ExitInterrupted = campaign.CodeInterrupted
 )
 
-// exitError carries an exit code up to Main; an empty message prints nothing more.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-func exit(code int, err error) error { return &exitError{code: code, err: err} }
+func exit(code int, err error) error { return campaign.Coded(code, err) }
 
 func exitf(code int, format string, args ...any) error {
-	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+	return campaign.Coded(code, fmt.Errorf(format, args...))
 }
 
 // codeOf maps an error to its exit code.
-func codeOf(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return ExitFailed
-}
+func codeOf(err error) int { return campaign.CodeOf(err) }

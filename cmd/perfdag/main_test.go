@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 
 // childEnv makes the test binary act as perfdag itself (the crash test SIGKILLs it).
@@ -12,11 +15,17 @@ const childEnv = "PERFDAG_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(testApp().main(os.Args[1:]))
 	}
 	testscript.Main(m, map[string]func(){
-		"perfdag": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"perfdag": func() { os.Exit(testApp().main(os.Args[1:])) },
 	})
+}
+
+// testApp is perfdag with the test doubles registered: the fixture kind offers hand-written
+// analysis files as a finished campaign's evidence (scripts use it for exact numbers).
+func testApp() *app {
+	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, testKinds: []engine.Kind{fixture.Kind}}
 }
 
 // TestScripts runs the CLI behaviour scripts in testdata/script (txtar: commands, files,

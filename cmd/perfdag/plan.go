@@ -35,7 +35,7 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
 			if !slices.Contains(plan.Formats, format) {
 				return exitf(ExitUsage, "--format %q: want one of %s", format, strings.Join(plan.Formats, ", "))
 			}
-			c, p, err := compile(args[0], nil, "")
+			c, p, err := a.compile(args[0], nil, "")
 			if err != nil {
 				if reportDiags(a.stderr, err, map[string][]byte{args[0]: sourceOf(c, args[0])}, false) {
 					return exit(ExitInvalid, nil)
@@ -44,7 +44,7 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
 			}
 			var note plan.Annotation
 			if dir != "" {
-				reg, _ := registry()
+				reg, _ := a.registry()
 				dec, err := run.New(p, dir, run.Options{Registry: reg}).DryRun()
 				if err != nil {
 					return err

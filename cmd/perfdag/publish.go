@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -17,8 +16,9 @@ import (
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/strict-publish"
+	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 )
 
 // publishOutput is `perfdag publish --json`.
@@ -73,18 +73,9 @@ Exit codes: 0 published · 1 the publish failed (the lake is unchanged) · 2 bad
 }
 
 func (a *app) publish(ctx context.Context, dir, lakeURL string, noStrict, asJSON bool) error {
-	info, err := workspace.ReadInfo(dir)
+	f, err := a.open(dir)
 	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	name := filepath.Join(dir, workspace.ConfigFile)
-	src, err := os.ReadFile(name)
-	if err != nil {
-		return exit(ExitUsage, fmt.Errorf("read frozen config: %w", err))
-	}
-	c, _, err := compile(name, src, info.BaseDir)
-	if err != nil {
-		return a.invalid(err, name, c)
+		return err
 	}
 	if lakeURL != "" {
 		cwd, err := os.Getwd()
@@ -111,8 +102,8 @@ func (a *app) publish(ctx context.Context, dir, lakeURL string, noStrict, asJSON
 		f := false
 		strict = &f
 	}
-	out, err := strictpublish.Publish(ctx, strictpublish.Request{Dir: dir, BaseDir: info.BaseDir, Campaign: c.Spec,
-		Lake: lakeURL, Strict: strict})
+	out, err := strictpublish.Publish(ctx, strictpublish.Request{Dir: dir, Files: f.Files, Evidence: f.Evidence,
+		Verdicts: f.Verdicts, BaseDir: f.BaseDir, Campaign: f.Spec, Lake: lakeURL, Strict: strict})
 	var refusal *engine.Refusal
 	switch {
 	case ctx.Err() != nil:
@@ -124,7 +115,7 @@ func (a *app) publish(ctx context.Context, dir, lakeURL string, noStrict, asJSON
 	if asJSON {
 		o := publishOutput{Result: out.Result, Gates: out.Verdicts, Receipt: out.Receipt}
 		if out.Receipt != nil {
-			o.File = filepath.Join(dir, strictpublish.ReceiptFile)
+			o.File = campaigndir.Abs(dir, campaigndir.Receipt())
 		}
 		if err := writeJSON(a.stdout, o); err != nil {
 			return err
@@ -178,5 +169,5 @@ func printPublish(a *app, dir string, out *strictpublish.Outcome) {
 			fmt.Fprintf(a.stdout, "  - %s\n", g)
 		}
 	}
-	fmt.Fprintf(a.stdout, "receipt: %s\n", filepath.Join(dir, strictpublish.ReceiptFile))
+	fmt.Fprintf(a.stdout, "receipt: %s\n", campaigndir.Abs(dir, campaigndir.Receipt()))
 }

@@ -9,17 +9,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/workspace"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
 	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 
 // publishCLI runs `perfdag publish ARGS` and returns its exit code and output.
 func publishCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, testKinds: []engine.Kind{fixture.Kind}}
 	cmd := a.publishCmd()
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetArgs(args)
@@ -38,7 +41,7 @@ func TestPublishCommand(t *testing.T) {
 
 	t.Run("refused: exit 4, gates listed, nothing written", func(t *testing.T) {
 		base := t.TempDir()
-		dir := campaigntest.Write(t, t.TempDir(), base, ungrounded)
+		dir := campaigntest.Write(t, t.TempDir(), base, ungrounded).Dir
 		code, out, errOut := publishCLI(t, dir)
 		if code != ExitRefused {
 			t.Fatalf("exit %d, want %d\n%s%s", code, ExitRefused, out, errOut)
@@ -52,7 +55,7 @@ func TestPublishCommand(t *testing.T) {
 		if !strings.Contains(errOut, "refused by strict gates: dcgm-grounded, roofline-page") {
 			t.Errorf("stderr %q", errOut)
 		}
-		for _, p := range []string{filepath.Join(dir, "publish.json"), filepath.Join(base, "lake.db")} {
+		for _, p := range []string{campaigndir.Abs(dir, campaigndir.Receipt()), filepath.Join(base, "lake.db")} {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("refused publish wrote %s", p)
 			}
@@ -61,14 +64,14 @@ func TestPublishCommand(t *testing.T) {
 
 	t.Run("--no-strict publishes and records the gaps", func(t *testing.T) {
 		base := t.TempDir()
-		dir := campaigntest.Write(t, t.TempDir(), base, ungrounded)
+		dir := campaigntest.Write(t, t.TempDir(), base, ungrounded).Dir
 		code, out, errOut := publishCLI(t, dir, "--no-strict")
 		if code != ExitOK {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
 		for _, want := range []string{"published 20261202T130455Z-kimi to sqlite://" + filepath.Join(base, "lake.db") + " (not strict; sol_rigor L1",
 			"atlas_v1", "gates: dcgm-grounded:FAIL roofline-page:FAIL steady-window:pass", "gaps recorded on campaign_v1:\n  - dcgm-grounded: ",
-			"receipt: " + filepath.Join(dir, "publish.json")} {
+			"receipt: " + campaigndir.Abs(dir, campaigndir.Receipt())} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
@@ -76,7 +79,7 @@ func TestPublishCommand(t *testing.T) {
 	})
 
 	t.Run("--json, --lake, and twice leaves one copy", func(t *testing.T) {
-		dir := campaigntest.Write(t, t.TempDir(), t.TempDir(), good)
+		dir := campaigntest.Write(t, t.TempDir(), t.TempDir(), good).Dir
 		url := "sqlite://" + filepath.Join(t.TempDir(), "team.db")
 		var last publishOutput
 		for range 2 {
@@ -88,7 +91,7 @@ func TestPublishCommand(t *testing.T) {
 				t.Fatalf("--json output: %v\n%s", err, out)
 			}
 		}
-		if !last.Result.Published || !last.Result.Strict || last.Receipt == nil || last.Receipt.Lake != url || len(last.Gates) != 3 {
+		if !last.Result.Published || !last.Result.Strict || last.Receipt == nil || last.Receipt.Lake != url || len(last.Gates) != 4 {
 			t.Fatalf("json %+v", last)
 		}
 		l, err := lake.Open(context.Background(), url, "")
@@ -108,7 +111,7 @@ func TestPublishCommand(t *testing.T) {
 	})
 
 	t.Run("usage and state errors", func(t *testing.T) {
-		dir := campaigntest.Write(t, t.TempDir(), t.TempDir(), good)
+		dir := campaigntest.Write(t, t.TempDir(), t.TempDir(), good).Dir
 		tests := []struct {
 			args []string
 			code int

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/engine/campaign"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/render"
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/report/smoke"
@@ -16,24 +17,44 @@ func (a *app) reportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Re-render a campaign directory's PDF report",
-		Long: `Report renders the PDF a stakeholder reads from what DIR holds — the coverage line, the
-caveats and the source under test on the cover; scatter panes per max_num_batched_tokens;
-heatmap tables; the AA page; TPM and cost; DCGM; the roofline; the champion; spec decode.
-A page whose data is missing says so in one line. The file is replaced atomically.`,
+		Long: `Report renders the PDF a stakeholder reads from what DIR's steps recorded — the coverage
+line, the verdict, the caveats and the source under test on the cover; scatter panes per
+max_num_batched_tokens; heatmap tables; the AA page; TPM and cost; DCGM; the roofline; the
+champion; spec decode. A page whose data is missing says so in one line.
+
+Without --out it re-runs the campaign's render step (after a perfdag upgrade, say), so the
+journal records the new report; it refuses when anything else would have to run first. With
+--out it writes the PDF there and leaves DIR as it is. Either way a directory whose results
+no longer match its campaign file is refused: finish it with 'perfdag resume DIR'.`,
 		Example: `  perfdag report campaigns/20261202T130455Z-quickstart
   perfdag report DIR --out /tmp/review.pdf`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			in, err := report.Load(dir)
+			if out == "" {
+				svc, err := a.service()
+				if err != nil {
+					return err
+				}
+				res, err := svc.Rerun(cmd.Context(), dir, render.Kind.Name, campaign.RunOptions{})
+				if err != nil {
+					return err
+				}
+				for _, n := range res.Summary.Nodes {
+					if n.Kind == render.Kind.Name {
+						fmt.Fprintf(a.stderr, "%s: %s\n", n.Node, n.Summary)
+					}
+				}
+				fmt.Fprintln(a.stdout, campaigndir.Abs(res.Dir, campaigndir.Report()))
+				return nil
+			}
+			f, err := a.open(dir)
 			if err != nil {
 				return err
 			}
-			if c, _, err := compile(filepath.Join(dir, "config.yaml"), nil, ""); err == nil {
-				in.Campaign = c.Spec // defaults merged
-			}
-			if out == "" {
-				out = filepath.Join(dir, render.File)
+			in, err := render.Input(cmd.Context(), f.Files, f.Evidence, f.Spec, f.Verdicts)
+			if err != nil {
+				return err
 			}
 			if err := report.Render(cmd.Context(), in, out); err != nil {
 				return err
@@ -47,7 +68,7 @@ A page whose data is missing says so in one line. The file is replaced atomicall
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "where to write the PDF (default DIR/report.pdf)")
+	cmd.Flags().StringVar(&out, "out", "", "write the PDF here and leave DIR as it is (default: re-run DIR's render step)")
 	return cmd
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/engine"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -17,6 +19,7 @@ var version = "dev"
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	testKinds      []engine.Kind // test doubles registered beside perfdag's kinds (tests only)
 }
 
 const rootLong = `perfdag benchmarks LLM inference deployments (vLLM, SGLang, Dynamo, any
@@ -37,7 +40,11 @@ Exit codes: 0 success · 1 a step failed (validate: invalid) · 2 bad usage ·
 
 // Main runs the CLI and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr}).main(args)
+}
+
+func (a *app) main(args []string) int {
+	stdout, stderr := a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:           "perfdag",
 		Short:         "Benchmark LLM inference deployments with checkpointed campaign DAGs",
@@ -48,7 +55,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetIn(stdin)
+	root.SetIn(a.stdin)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exit(ExitUsage, fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath()))
 	})

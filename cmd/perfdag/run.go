@@ -2,22 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/engine/campaign"
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/load"
-	"github.com/perfdag/perfdag/engine/plan"
-	"github.com/perfdag/perfdag/engine/run"
-	"github.com/perfdag/perfdag/engine/workspace"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 type runFlags struct {
@@ -74,143 +70,113 @@ func (a *app) resumeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
 		Short: "Continue a campaign from its directory's frozen config",
-		Long: `Resume reads DIR/config.yaml (the campaign file frozen when the run started) and runs
+		Long: `Resume reads DIR's frozen campaign file (written when the run started) and runs
 every node that has not succeeded with a matching fingerprint. A campaign killed at any
 moment — even kill -9 — ends with exactly the results an uninterrupted run would have,
 re-running only unfinished work.`,
 		Example: `  perfdag resume campaigns/20261202T130455Z-quickstart`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
 			dir := args[0]
-			info, err := workspace.ReadInfo(dir)
-			if err != nil {
-				return exit(ExitUsage, err)
+			if f.dryRun {
+				c, _, err := svc.Frozen(dir)
+				if err != nil {
+					return a.invalid(err, campaigndir.Config(dir), fileOf(c))
+				}
+				return a.dryRun(svc, c, dir, &f)
 			}
-			src, err := os.ReadFile(filepath.Join(dir, workspace.ConfigFile))
-			if err != nil {
-				return exit(ExitUsage, fmt.Errorf("read frozen config: %w", err))
-			}
-			name := filepath.Join(dir, workspace.ConfigFile)
-			c, p, err := compile(name, src, info.BaseDir)
-			if err != nil {
-				return a.invalid(err, name, c)
-			}
-			return a.execute(cmd.Context(), c, p, dir, info.SourcePath, &f)
+			return a.execute(cmd.Context(), svc, &f, func(ctx context.Context, o campaign.RunOptions) (*campaign.Outcome, error) {
+				return svc.Resume(ctx, dir, o)
+			}, campaigndir.Config(dir))
 		},
 	}
 	f.register(cmd, false)
 	return cmd
 }
 
-func (a *app) invalid(err error, path string, c *load.Campaign) error {
-	if reportDiags(a.stderr, err, map[string][]byte{path: sourceOf(c, path)}, false) {
-		return exit(ExitInvalid, nil)
-	}
-	return exit(ExitInvalid, err)
-}
-
 func (a *app) runFile(ctx context.Context, path string, f *runFlags) error {
-	c, p, err := compile(path, nil, "")
-	if err != nil {
-		return a.invalid(err, path, c)
-	}
-	dir := f.out
-	if dir != "" {
-		if _, err := workspace.ReadInfo(dir); err != nil {
-			entries, rerr := os.ReadDir(dir)
-			if rerr == nil && visible(entries) > 0 {
-				return exitf(ExitUsage, "--out %s exists and is not a campaign directory", dir)
-			}
-			if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				return exit(ExitUsage, rerr)
-			}
-			if !f.dryRun {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
-			}
-		}
-	} else if !f.dryRun {
-		dir, err = workspace.Create(f.root, c.Spec.Campaign, time.Now())
-		if err != nil {
-			return err
-		}
-	} else {
-		dir = filepath.Join(f.root, "(new)")
-	}
-	abs, _ := filepath.Abs(path)
-	return a.execute(ctx, c, p, dir, abs, f)
-}
-
-// visible counts entries that are not hidden (a run killed before it froze its config leaves
-// only its .lock behind; that directory is still fresh).
-func visible(entries []os.DirEntry) int {
-	n := 0
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			n++
-		}
-	}
-	return n
-}
-
-// execute runs (or dry-runs) a compiled plan in dir.
-func (a *app) execute(ctx context.Context, c *load.Campaign, p *plan.Plan, dir, sourcePath string, f *runFlags) error {
-	reg, err := registry()
+	svc, err := a.service()
 	if err != nil {
 		return err
 	}
 	if f.dryRun {
-		dec, err := run.New(p, dir, run.Options{Registry: reg, Only: f.only, Force: f.force}).DryRun()
+		c, err := svc.Compile(path, nil, "")
 		if err != nil {
-			return err
+			return a.invalid(err, path, fileOf(c))
 		}
-		format := "text"
-		if f.asJSON {
-			format = "json"
+		dir := f.out
+		if dir == "" {
+			dir = filepath.Join(f.root, "(new)")
 		}
-		return p.Write(a.stdout, format, annotate(dec))
+		return a.dryRun(svc, c, dir, f)
 	}
-	unlock, err := workspace.Lock(dir)
+	return a.execute(ctx, svc, f, func(ctx context.Context, o campaign.RunOptions) (*campaign.Outcome, error) {
+		return svc.RunFile(ctx, path, o)
+	}, path)
+}
+
+func fileOf(c *campaign.Compiled) *load.Campaign {
+	if c == nil {
+		return nil
+	}
+	return c.File
+}
+
+// dryRun prints what a run would do for every node, and why; it writes nothing.
+func (a *app) dryRun(svc *campaign.Service, c *campaign.Compiled, dir string, f *runFlags) error {
+	dec, err := svc.DryRun(c, dir, campaign.RunOptions{Only: f.only, Force: f.force})
 	if err != nil {
-		return exit(ExitFailed, err)
-	}
-	defer unlock()
-	if err := workspace.Freeze(dir, c.Source, workspace.Info{Campaign: c.Spec.Campaign, SourcePath: sourcePath, BaseDir: c.BaseDir, Version: version}); err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
-	if err := workspace.WriteSource(dir, c.Spec, version, host); err != nil {
-		return err
+	format := "text"
+	if f.asJSON {
+		format = "json"
 	}
+	return c.Plan.Write(a.stdout, format, annotate(dec))
+}
+
+// execute runs (or resumes) with the terminal's progress line and signal handling, then
+// prints the summary; the error carries the exit code.
+func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
+	start func(context.Context, campaign.RunOptions) (*campaign.Outcome, error), file string) error {
 	ctx, stop := interruptible(ctx, a)
 	defer stop()
-	prog := newProgress(a.stderr, len(p.Nodes))
-	r := run.New(p, dir, run.Options{Parallel: f.parallel, Only: f.only, Force: f.force, Registry: reg, Observe: prog.observe})
-	fmt.Fprintf(a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec.Campaign, dir, len(p.Nodes))
-	sum, err := r.Run(ctx)
-	prog.done()
-	if err != nil {
-		return err
+	var prog *progress
+	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.only, Force: f.force,
+		Started: func(dir string, c *campaign.Compiled) {
+			prog = newProgress(a.stderr, len(c.Plan.Nodes))
+			fmt.Fprintf(a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, dir, len(c.Plan.Nodes))
+		},
+		Observe: func(e events.Event) {
+			if prog != nil {
+				prog.observe(e)
+			}
+		},
 	}
-	if err := run.WriteSummary(dir, c.Spec.Campaign, sum); err != nil {
+	out, err := start(ctx, o)
+	if prog != nil {
+		prog.done()
+	}
+	if out == nil || out.Summary == nil {
+		if campaign.CodeOf(err) == campaign.CodeInvalid {
+			return a.invalid(err, file, nil)
+		}
 		return err
 	}
 	if f.asJSON {
-		_ = writeJSON(a.stdout, sum)
+		_ = writeJSON(a.stdout, out.Summary)
 	} else {
-		printSummary(a.stdout, sum)
+		printSummary(a.stdout, out.Summary)
 	}
-	switch {
-	case sum.Interrupted:
-		fmt.Fprintf(a.stderr, "interrupted: continue with 'perfdag resume %s'\n", dir)
-		return exit(ExitInterrupted, nil)
-	case sum.Failed():
-		return exit(ExitFailed, nil)
-	case sum.Refused():
-		return exit(ExitRefused, nil)
+	if err != nil && campaign.CodeOf(err) == campaign.CodeInterrupted {
+		fmt.Fprintln(a.stderr, err)
+		return exit(campaign.CodeInterrupted, nil)
 	}
-	return nil
+	return err
 }
 
 // interruptible cancels ctx on the first SIGINT/SIGTERM and exits at once on the second.

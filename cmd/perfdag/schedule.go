@@ -13,10 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/schedule"
-	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
@@ -108,7 +109,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	h := newVerdictHook(a, camps, f)
 	s, err := schedule.New(jobs, schedule.Options{
 		StateDir: f.state,
-		Runner:   &campaignRunner{a: a, root: f.root, parallel: f.parallel, slugs: slugsByFile(camps)},
+		Runner:   &campaignRunner{a: a, root: f.root, parallel: f.parallel},
 		Hook:     h,
 		Log:      a.stderr,
 	})
@@ -143,7 +144,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 func (a *app) loadScheduled(files []string) ([]*scheduled, error) {
 	var out []*scheduled
 	for _, path := range files {
-		c, _, err := compile(path, nil, "")
+		c, _, err := a.compile(path, nil, "")
 		if err != nil {
 			return nil, a.invalid(err, path, c)
 		}
@@ -187,32 +188,27 @@ func (a *app) loadScheduled(files []string) ([]*scheduled, error) {
 	return out, nil
 }
 
-func slugsByFile(camps []*scheduled) map[string]string {
-	m := map[string]string{}
-	for _, c := range camps {
-		m[c.job.File] = c.job.Name
-	}
-	return m
-}
-
-// campaignRunner runs a scheduled campaign the way `perfdag run` does, into a fresh directory.
+// campaignRunner runs a scheduled campaign through the campaign service, into a fresh
+// directory, exactly as `perfdag run` does.
 type campaignRunner struct {
 	a        *app
 	root     string
 	parallel int
-	slugs    map[string]string
 }
 
 func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
-	dir, err := workspace.Create(r.root, r.slugs[file], time.Now())
+	svc, err := r.a.service()
 	if err != nil {
 		return "", err
 	}
-	// The run's summary goes to stderr: stdout carries the scheduler's own output.
-	child := &app{stdin: r.a.stdin, stdout: r.a.stderr, stderr: r.a.stderr}
-	err = child.runFile(ctx, file, &runFlags{out: dir, root: r.root, parallel: r.parallel})
-	if err != nil && err.Error() == "" {
-		err = fmt.Errorf("run ended with exit status %d (see 'perfdag status %s')", codeOf(err), dir)
+	dir := ""
+	out, err := svc.RunFile(ctx, file, campaign.RunOptions{Root: r.root, Parallel: r.parallel,
+		Started: func(d string, c *campaign.Compiled) {
+			dir = d
+			fmt.Fprintf(r.a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, d, len(c.Plan.Nodes))
+		}})
+	if out != nil {
+		dir = out.Dir
 	}
 	return dir, err
 }
@@ -302,10 +298,10 @@ func newVerdictHook(a *app, camps []*scheduled, f *scheduleFlags) *verdictHook {
 
 func (h *verdictHook) AfterRun(ctx context.Context, r schedule.Run) {
 	c := h.camps[r.Campaign]
-	v := baseline.Judge(ctx, r, h.f.registry, c.job.Schedule.Baseline, c.tol)
+	v := baseline.Judge(ctx, r, h.f.registry, c.job.Schedule.Baseline, c.tol, h.a.open)
 	dir := r.Dir
 	if dir != "" {
-		if err := baseline.WriteVerdict(dir, v); err != nil {
+		if _, err := baseline.WriteVerdict(dir, v); err != nil {
 			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
 		}
 	}
@@ -320,7 +316,7 @@ func (h *verdictHook) AfterRun(ctx context.Context, r schedule.Run) {
 			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
 		}
 		if dir != "" {
-			_ = baseline.WriteVerdict(dir, v) // now with the on_red outcome
+			_, _ = baseline.WriteVerdict(dir, v) // now with the on_red outcome
 		}
 	}
 	h.mu.Lock()
@@ -349,7 +345,7 @@ func (h *verdictHook) report(v *schema.Verdict, dir string) {
 		line = fmt.Sprintf("%s slot %s (%s): %s", v.Campaign, v.Slot, v.Trigger, colorVerdict(v.Verdict))
 	}
 	if dir != "" {
-		line += " — " + filepath.Join(dir, baseline.VerdictFile)
+		line += " — " + campaigndir.Abs(dir, campaigndir.Verdict())
 	}
 	fmt.Fprintln(h.a.stdout, line)
 	switch {

@@ -64,7 +64,7 @@ func (a *app) kindsCmd() *cobra.Command {
 		Short: "List the step kinds a pipeline can use",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := registry()
+			reg, err := a.registry()
 			if err != nil {
 				return err
 			}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,7 +11,9 @@ import (
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/engine/workspace"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // nodeStatus is one row of `perfdag status`.
@@ -54,7 +53,7 @@ reused its checkpoint (and why), and its gate verdicts. It never writes anything
   perfdag status --json DIR | jq '.nodes[] | select(.state != "succeeded")'`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := readStatus(args[0])
+			st, err := a.readStatus(args[0])
 			if err != nil {
 				return exit(ExitUsage, err)
 			}
@@ -69,16 +68,12 @@ reused its checkpoint (and why), and its gate verdicts. It never writes anything
 	return cmd
 }
 
-func readStatus(dir string) (*campaignStatus, error) {
-	info, err := workspace.ReadInfo(dir)
+func (a *app) readStatus(dir string) (*campaignStatus, error) {
+	info, err := campaigndir.ReadInfo(dir)
 	if err != nil {
 		return nil, err
 	}
-	records, err := checkpoint.ReadOnly(dir).LoadAll()
-	if err != nil {
-		return nil, err
-	}
-	evs, err := events.Read(filepath.Join(dir, workspace.EventsFile))
+	evs, err := events.Read(campaigndir.Events(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -94,27 +89,21 @@ func readStatus(dir string) (*campaignStatus, error) {
 			last[e.Node] = e
 		}
 	}
-	var order []string
-	kinds := map[string]string{}
-	skips := map[string]string{}
-	src, _ := os.ReadFile(filepath.Join(dir, workspace.ConfigFile))
-	if _, p, err := compile(filepath.Join(dir, workspace.ConfigFile), src, info.BaseDir); err == nil {
-		for _, n := range p.Nodes {
-			order = append(order, n.ID)
-			kinds[n.ID] = n.Step.Kind.Name
-			skips[n.ID] = n.Skip
-		}
-	} else {
-		for id, r := range records {
-			order = append(order, id)
-			kinds[id] = r.Kind
-		}
-		sort.Strings(order)
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
 	}
-	for _, id := range order {
-		ns := nodeStatus{Node: id, Kind: kinds[id], State: "pending"}
-		if r := records[id]; r != nil {
-			ns.State, ns.Attempt, ns.Summary, ns.Error, ns.Gates = r.Status, r.Attempt, r.Summary, r.Error, r.Gates
+	in, err := svc.Inspect(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read %s against its campaign file: %w", dir, err)
+	}
+	for _, n := range in.State.Nodes {
+		ns := nodeStatus{Node: n.Node, Kind: n.Kind, State: n.State, Gates: n.Verdicts}
+		if n.State == run.StateNeverRan {
+			ns.State = "pending"
+		}
+		if r := n.Record; r != nil {
+			ns.Attempt, ns.Summary, ns.Error = r.Attempt, r.Summary, r.Error
 			t := r.StartedAt
 			ns.StartedAt = &t
 			if !r.EndedAt.IsZero() {
@@ -125,10 +114,10 @@ func readStatus(dir string) (*campaignStatus, error) {
 				ns.Why = "its run ended without recording an outcome; resume re-runs it"
 			}
 		}
-		if skips[id] != "" {
-			ns.State, ns.Why = "skipped", skips[id]
+		if len(n.Stale) > 0 {
+			ns.State, ns.Why = "stale", strings.Join(n.Stale, "; ")+" (resume brings it up to date)"
 		}
-		if e, ok := last[id]; ok {
+		if e, ok := last[n.Node]; ok {
 			switch e.Type {
 			case events.NodeReused:
 				ns.LastRun = "reused"
@@ -155,7 +144,7 @@ func printStatus(a *app, st *campaignStatus) {
 		state = "running now"
 	}
 	var counts []string
-	for _, k := range []string{"succeeded", "failed", "interrupted", "running", "crashed", "pending", "skipped"} {
+	for _, k := range []string{"succeeded", "stale", "failed", "blocked", "interrupted", "running", "crashed", "pending", "skipped"} {
 		if n := st.Counts[k]; n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, k))
 		}

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
-	"github.com/perfdag/perfdag/engine/load"
-	"github.com/perfdag/perfdag/engine/workspace"
-	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
@@ -21,15 +13,17 @@ func (a *app) tpmCmd() *cobra.Command {
 	var (
 		ttft, tpot    float64
 		gpusPerNode   int
-		asJSON, dry   bool
+		asJSON        bool
+		out           string
 		campaignLabel string
 	)
 	cmd := &cobra.Command{
 		Use:   "tpm DIR",
 		Short: "Re-derive a campaign's TPM and cost summary, optionally under other SLA thresholds",
-		Long: `TPM rolls a campaign directory's atlas.jsonl into tokens-per-minute capacity and cost per
+		Long: `TPM rolls a finished campaign's atlas into tokens-per-minute capacity and cost per
 deployment group (model, hardware, quant, TP, strategy, MTP, shape), exactly as the aggregate
-step does, and rewrites DIR/tpm_summary.{json,csv,md}. No benchmark is re-run.
+step does, and prints it (Markdown, or --json). No benchmark is re-run, and the campaign
+directory is never changed: --out DIR2 writes the summary's JSON, CSV and Markdown files there.
 
 For each group it reports a peak point (the highest output tok/s/GPU of the sweep: a warm
 best case, not a commitment) and an SLA point (the highest output tok/s/GPU among points
@@ -39,31 +33,26 @@ output and for total (input + output) tokens, with $ per 1M tokens from the camp
 block over the default $/GPU-hour table, and tokens per watt where DCGM captured power. A
 group whose rows carry no TPOT has no SLA point: it is left unset, never invented.
 
-Thresholds come from the campaign's tpm: block in DIR/config.yaml (defaults TTFT 2000 ms,
-TPOT 50 ms, 8 GPUs per node); each flag overrides one field. The files written here are
-replaced the next time the campaign's aggregate step runs, which uses the tpm: block: to
-make thresholds permanent, put them there.
+Thresholds come from the campaign's tpm: block (defaults TTFT 2000 ms, TPOT 50 ms, 8 GPUs
+per node); each flag overrides one field. To make thresholds part of the campaign, put them
+in its tpm: block and run it again (only the aggregate and what reads it re-run).
 
-Exit status: 0 on success, 1 when the atlas cannot be read or the files cannot be written
-(or a run holds DIR), 2 on bad usage or a directory without atlas.jsonl.`,
+Exit status: 0 on success, 1 when the campaign's results are stale or unreadable, 2 on bad
+usage or a directory that is not a finished campaign.`,
 		Example: `  perfdag tpm campaigns/20261202T130455Z-kimi-k26-aa
   perfdag tpm --ttft-sla-ms 500 --tpot-sla-ms 30 DIR
-  perfdag tpm --gpus-per-node 4 --json --no-write DIR | jq '.groups[].sla.output_tpm_per_gpu'`,
+  perfdag tpm --gpus-per-node 4 --json DIR | jq '.groups[].sla.output_tpm_per_gpu'
+  perfdag tpm --ttft-sla-ms 500 --out /tmp/tight-sla DIR`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			path := filepath.Join(dir, atlas.AtlasFile)
-			if _, err := os.Stat(path); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return exitf(ExitUsage, "%s has no %s: run the campaign (its aggregate step writes it) or point at a campaign directory", dir, atlas.AtlasFile)
-				}
-				return exit(ExitUsage, err)
+			f, err := a.open(args[0])
+			if err != nil {
+				return err
 			}
-			spec, note := campaignForTPM(dir)
-			if note != "" {
-				fmt.Fprintf(a.stderr, "note: %s\n", note)
+			if f.Evidence.Atlas == "" {
+				return exitf(ExitUsage, "%s has no atlas: finish the campaign (its aggregate step writes it) with 'perfdag resume %s'", f.Dir, f.Dir)
 			}
-			cfg := tpm.ConfigFor(spec)
+			cfg := tpm.ConfigFor(f.Spec)
 			flags := cmd.Flags()
 			if flags.Changed("ttft-sla-ms") {
 				if ttft <= 0 {
@@ -84,34 +73,26 @@ Exit status: 0 on success, 1 when the atlas cannot be read or the files cannot b
 				cfg.GPUsPerNode = gpusPerNode
 			}
 			name := campaignLabel
-			if name == "" && spec != nil {
-				name = spec.Campaign
-			}
 			if name == "" {
-				name = filepath.Base(filepath.Clean(dir))
+				name = f.Spec.Campaign
 			}
-			sum, err := tpm.SummarizeFile(cmd.Context(), path, name, cfg)
+			sum, err := tpm.SummarizeAtlas(cmd.Context(), f.Files, f.Evidence.Atlas, name, cfg)
 			if err != nil {
 				return exit(ExitFailed, err)
 			}
-			if !dry {
-				if workspace.Locked(dir) {
-					return exitf(ExitFailed, "a run holds %s right now: wait for it, or use --no-write to print without writing", dir)
-				}
-				if _, err := tpm.Write(dir, sum); err != nil {
+			if out != "" {
+				names, err := tpm.Write(out, sum)
+				if err != nil {
 					return exit(ExitFailed, err)
+				}
+				for _, n := range names {
+					fmt.Fprintf(a.stderr, "wrote %s\n", filepath.Join(out, n))
 				}
 			}
 			if asJSON {
-				if err := writeJSON(a.stdout, sum); err != nil {
-					return exit(ExitFailed, err)
-				}
-			} else {
-				fmt.Fprint(a.stdout, tpm.Markdown(sum))
+				return writeJSON(a.stdout, sum)
 			}
-			if !dry {
-				fmt.Fprintf(a.stderr, "wrote %s\n", filepath.Join(dir, "tpm_summary.{json,csv,md}"))
-			}
+			fmt.Fprint(a.stdout, tpm.Markdown(sum))
 			return nil
 		},
 	}
@@ -119,38 +100,8 @@ Exit status: 0 on success, 1 when the atlas cannot be read or the files cannot b
 	f.Float64Var(&ttft, "ttft-sla-ms", 0, "TTFT threshold of the SLA point in ms (default: the campaign's tpm: block, else 2000)")
 	f.Float64Var(&tpot, "tpot-sla-ms", 0, "TPOT threshold of the SLA point in ms (default: the campaign's tpm: block, else 50)")
 	f.IntVar(&gpusPerNode, "gpus-per-node", 0, "GPUs per node for per-node TPM (default: the campaign's tpm: block, else 8)")
-	f.BoolVar(&asJSON, "json", false, "print tpm_summary.json instead of the markdown tables")
-	f.BoolVar(&dry, "no-write", false, "print only; leave DIR/tpm_summary.* as they are")
-	f.StringVar(&campaignLabel, "campaign", "", "campaign name in the summary (default: the frozen config's slug)")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON instead of the markdown tables")
+	f.StringVar(&out, "out", "", "also write the summary's JSON, CSV and Markdown files into this directory (never the campaign's)")
+	f.StringVar(&campaignLabel, "campaign", "", "campaign name in the summary (default: the campaign's slug)")
 	return cmd
-}
-
-// campaignForTPM reads the campaign a directory froze, for its slug and its tpm: and cost:
-// blocks: through the loader when the file still validates, else leniently (a frozen file may
-// name environment variables that are not set now). A note says what was assumed.
-func campaignForTPM(dir string) (*schema.Campaign, string) {
-	path := filepath.Join(dir, workspace.ConfigFile)
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Sprintf("no readable %s (%v): using the default SLA and cost table", path, err)
-	}
-	baseDir := dir
-	if info, err := workspace.ReadInfo(dir); err == nil && info.BaseDir != "" {
-		baseDir = info.BaseDir
-	}
-	if reg, err := registry(); err == nil {
-		if c, err := load.Bytes(path, baseDir, src, reg, load.Options{}); err == nil {
-			return c.Spec, ""
-		}
-	}
-	var lenient struct {
-		Campaign string       `yaml:"campaign"`
-		TPM      *schema.TPM  `yaml:"tpm"`
-		Cost     *schema.Cost `yaml:"cost"`
-	}
-	if err := yaml.Unmarshal(src, &lenient); err != nil {
-		return nil, fmt.Sprintf("%s does not parse (%v): using the default SLA and cost table", path, err)
-	}
-	return &schema.Campaign{Campaign: lenient.Campaign, TPM: lenient.TPM, Cost: lenient.Cost},
-		fmt.Sprintf("%s does not validate as it stands: read its campaign, tpm: and cost: blocks as written", path)
 }

@@ -35,7 +35,7 @@ Exit status: 0 when every file is valid, 1 when any is not.`,
 					continue
 				}
 				sources[path] = src
-				_, _, err = compile(path, nil, "")
+				_, _, err = a.compile(path, nil, "")
 				var l diag.List
 				switch {
 				case errors.As(err, &l):

@@ -14,13 +14,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Node states a record can hold.
@@ -29,10 +29,9 @@ const (
 	Succeeded   = "succeeded"   // result and outputs are complete
 	Failed      = "failed"      // the step returned an error
 	Interrupted = "interrupted" // cancelled by a signal
+	Blocked     = "blocked"     // did not run in the latest run: a dependency failed or a fail gate stands
+	Skipped     = "skipped"     // did not run in the latest run: a bracket half whose point was not measured
 )
-
-// JournalFile is the journal's name under the campaign's state/ directory.
-const JournalFile = "journal.jsonl"
 
 // Record is a node's checkpoint.
 type Record struct {
@@ -79,11 +78,11 @@ type Store struct {
 // Open opens the journal under campaignDir/state for writing: it trims a torn last line left
 // by a crash, loads every record, and compacts when most lines are superseded.
 func Open(campaignDir string) (*Store, error) {
-	dir := filepath.Join(campaignDir, "state")
+	dir := campaigndir.StateDir(campaignDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create checkpoint dir %s: %w", dir, err)
 	}
-	s := &Store{path: filepath.Join(dir, JournalFile)}
+	s := &Store{path: campaigndir.Journal(campaignDir)}
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint journal %s: %w", s.path, err)
@@ -138,7 +137,7 @@ func readAll(f *os.File) ([]byte, error) {
 // ReadOnly reads the journal under campaignDir/state without creating or changing anything
 // (status, dry runs); a missing journal is an empty store.
 func ReadOnly(campaignDir string) *Store {
-	return &Store{path: filepath.Join(campaignDir, "state", JournalFile)}
+	return &Store{path: campaigndir.Journal(campaignDir)}
 }
 
 // parse reads journal lines; the newest record of a node wins. Only the final line may be
@@ -263,37 +262,5 @@ func (s *Store) compact() error {
 	return nil
 }
 
-// WriteFile replaces path atomically: a hidden temp file in the same directory, fsync, rename,
-// then fsync of the directory so the rename itself survives a power cut.
-func WriteFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
-}
+// WriteFile replaces path atomically (the campaign directory contract's writer).
+func WriteFile(path string, data []byte) error { return campaigndir.WriteFile(path, data) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 func TestSaveReopenNewestWins(t *testing.T) {
@@ -52,7 +54,7 @@ func TestTornLastLineIsNeverTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	path := filepath.Join(dir, "state", JournalFile)
+	path := campaigndir.Journal(dir)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
 	f.WriteString(`{"node":"b","status":"succ`)
 	f.Close()
@@ -77,7 +79,7 @@ func TestTornLastLineIsNeverTrusted(t *testing.T) {
 func TestCorruptMiddleLineIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
-	os.WriteFile(filepath.Join(dir, "state", JournalFile), []byte("{\"node\":\"a\"}\n{garbage\n{\"node\":\"b\"}\n"), 0o644)
+	os.WriteFile(campaigndir.Journal(dir), []byte("{\"node\":\"a\"}\n{garbage\n{\"node\":\"b\"}\n"), 0o644)
 	if _, err := ReadOnly(dir).LoadAll(); err == nil || !strings.Contains(err.Error(), "corrupt at line 2") {
 		t.Fatalf("err = %v", err)
 	}
@@ -96,7 +98,7 @@ func TestCompaction(t *testing.T) {
 	}
 	s.Save(&Record{Node: "b", Status: Succeeded})
 	s.Close()
-	b, _ := os.ReadFile(filepath.Join(dir, "state", JournalFile))
+	b, _ := os.ReadFile(campaigndir.Journal(dir))
 	if n := strings.Count(string(b), "\n"); n != 2 {
 		t.Fatalf("%d lines after compaction, want 2", n)
 	}

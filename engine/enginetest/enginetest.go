@@ -82,7 +82,8 @@ func Registry(t testing.TB, rec *Recorder) *engine.Registry {
 		k("run-shape", engine.ScopePoint, true, RunResult{}),
 		k("dcgm-correlate", engine.ScopeCell, false, nil),
 		tolerant(k("aggregate", engine.ScopeCampaign, false, nil)),
-		k("render", engine.ScopeCampaign, false, nil),
+		reader(k("render", engine.ScopeCampaign, false, nil), false),
+		reader(k("publish", engine.ScopeCampaign, false, nil), true),
 		engine.Kind{Name: "step", Scope: engine.ScopeCampaign, AnyScope: true, Version: "1", Params: params, Run: rec.run},
 	)
 	if err != nil {
@@ -98,9 +99,20 @@ func Registry(t testing.TB, rec *Recorder) *engine.Registry {
 			{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: []string{"run-shape"}},
 			{ID: "aggregate", Kind: "aggregate", Needs: []string{"run-shape", "dcgm-correlate", "scrape-spec"}},
 			{ID: "render", Kind: "render", Needs: []string{"aggregate"}},
+			{ID: "publish", Kind: "publish", Needs: []string{"render"}},
 		}
 	}
 	return r
+}
+
+// reader reads verdicts (render, publish); acting ones are blocked by a fail verdict.
+func reader(k engine.Kind, acting bool) engine.Kind {
+	k.ReadsVerdicts, k.Tolerant = true, true
+	if acting {
+		k.Tolerant = false
+		k.ActsOnPass = func(*engine.Task) bool { return true }
+	}
+	return k
 }
 
 func tolerant(k engine.Kind) engine.Kind {

@@ -40,6 +40,8 @@ type Event struct {
 	Seconds  float64   `json:"seconds,omitempty"`
 	Done     int       `json:"done,omitempty"`
 	Total    int       `json:"total,omitempty"`
+	// Counts are a run's outcomes by name (run_end), e.g. {"ran": 12, "reused": 30}.
+	Counts map[string]int `json:"counts,omitempty"`
 }
 
 // Log appends events; safe for concurrent use.

@@ -24,6 +24,9 @@ type Doc struct {
 	Params   json.RawMessage   `json:"params"`
 	Inputs   json.RawMessage   `json:"inputs"`
 	Upstream map[string]string `json:"upstream"` // data dependency → its output digest
+	// Gates holds, for kinds that read verdicts, the campaign's gate definitions and the
+	// verdicts of every node the kind reads from; empty for every other kind.
+	Gates json.RawMessage `json:"gates,omitempty"`
 }
 
 // Canonical encodes v deterministically (map keys sorted, struct fields in order).
@@ -61,6 +64,10 @@ func (d Doc) Sum() string {
 	for _, k := range keys {
 		field([]byte(k))
 		field([]byte(d.Upstream[k]))
+	}
+	if len(d.Gates) > 0 {
+		field([]byte("gates"))
+		field(d.Gates)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -111,6 +118,9 @@ func Explain(old, cur Doc, limit int) []string {
 		if _, ok := cur.Upstream[n]; !ok {
 			out = append(out, "dependency "+n+" removed")
 		}
+	}
+	if !bytes.Equal(old.Gates, cur.Gates) {
+		out = append(out, "gate definitions or the verdicts it reads changed")
 	}
 	if len(out) == 0 && old.Sum() != cur.Sum() {
 		out = append(out, "definition changed")

@@ -21,20 +21,13 @@ import (
 
 // Severities of a gate.
 const (
-	Fail = "fail"
-	Warn = "warn"
+	Fail = schema.SeverityFail
+	Warn = schema.SeverityWarn
 )
 
-// Verdict is one gate evaluated on one node.
-type Verdict struct {
-	Gate     string `json:"gate"`
-	Node     string `json:"node"`
-	Severity string `json:"severity"`
-	Passed   bool   `json:"passed"`
-	Rule     string `json:"rule"`
-	Message  string `json:"message,omitempty"`
-	Error    string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
-}
+// Verdict is one gate evaluated on one node; the type is the data contract's, so steps read
+// verdicts without importing the engine.
+type Verdict = schema.GateVerdict
 
 // Context returns the fields every rule may read besides a result: the campaign, and the cell
 // and concurrency the node runs for (zero values at wider scopes).

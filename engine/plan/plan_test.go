@@ -24,8 +24,8 @@ func compile(t testing.TB, src string) *Plan {
 
 func TestDefaultPipelineExpansion(t *testing.T) {
 	p := compile(t, enginetest.Campaign(2, 2, ""))
-	// per cell: prewarm, burn-in, dcgm; per point: settle, spec before/after, run; campaign: aggregate, render
-	if want := 2*3 + 4*4 + 2; len(p.Nodes) != want {
+	// per cell: prewarm, burn-in, dcgm; per point: settle, spec before/after, run; campaign: aggregate, render, publish
+	if want := 2*3 + 4*4 + 3; len(p.Nodes) != want {
 		t.Fatalf("%d nodes, want %d", len(p.Nodes), want)
 	}
 	ids := make([]string, len(p.Nodes))
@@ -127,7 +127,7 @@ func TestWhenSkips(t *testing.T) {
 // A 40-cell × 6-concurrency campaign compiles and its DOT parses as DOT.
 func TestFortyCellsDOTParses(t *testing.T) {
 	p := compile(t, enginetest.Campaign(40, 6, ""))
-	if want := 40*3 + 240*4 + 2; len(p.Nodes) != want {
+	if want := 40*3 + 240*4 + 3; len(p.Nodes) != want {
 		t.Fatalf("%d nodes, want %d", len(p.Nodes), want)
 	}
 	var buf bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // BenchmarkNoopResume10k resumes a finished 10,007-node campaign: compile the frozen config,
@@ -67,7 +68,7 @@ func finished(b *testing.B, p *plan.Plan, dir string) {
 				ups[d.Node.ID] = digests[d.Node.ID]
 			}
 		}
-		doc, err := r.doc(n, ups)
+		doc, err := r.doc(n, ups, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func finished(b *testing.B, p *plan.Plan, dir string) {
 		raw, _ := json.Marshal(rec)
 		journal = append(append(journal, raw...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(dir, "state", checkpoint.JournalFile), journal, 0o644); err != nil {
+	if err := os.WriteFile(campaigndir.Journal(dir), journal, 0o644); err != nil {
 		b.Fatal(err)
 	}
 }

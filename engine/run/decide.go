@@ -2,12 +2,16 @@ package run
 
 import (
 	"fmt"
+	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/fingerprint"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Actions a plan decides for a node before the walk.
@@ -16,6 +20,7 @@ const (
 	ActReuse  = "reuse"
 	ActSkip   = "skip"   // `when:` is false
 	ActIgnore = "ignore" // outside --only
+	ActBlock  = "block"  // acts on a pass, and a fail verdict stands on a node it reads from
 )
 
 // Decision is what will happen to a node, and why.
@@ -26,15 +31,38 @@ type Decision struct {
 	Reasons []string `json:"reasons,omitempty"`
 }
 
-// decide computes the reuse plan in topological order: a node is reused when its checkpoint
-// succeeded, its fingerprint (with its data dependencies' recorded digests) is unchanged and
-// none of those dependencies re-runs. The walk follows these decisions exactly, so a dry run
-// shows what a real run will do.
-func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Decision, error) {
-	out := make(map[string]*Decision, len(r.plan.Nodes))
+// decision is a Decision plus what the walk needs: the verdicts a reused node's stored result
+// gives under the campaign's current gates.
+type decision struct {
+	Decision
+	verdicts []gate.Verdict
+	value    any // decoded stored result (reused nodes with gates)
+}
+
+// decide computes what the walk will do for every node, in topological order: a node is
+// reused when its checkpoint succeeded, its outputs are still there, its fingerprint (with its
+// data dependencies' recorded digests, and for verdict readers the verdicts they read) is
+// unchanged and none of those dependencies re-runs. The walk follows these decisions exactly,
+// so a dry run shows what a real run will do.
+func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*decision, error) {
+	extra := map[string]string{} // nodes that must run for a bracket's sake, and why
+	for range 3 {
+		out, err := r.decidePass(records, extra)
+		if err != nil {
+			return nil, err
+		}
+		if !r.bracketsNeedRuns(out, extra) {
+			return out, nil
+		}
+	}
+	return r.decidePass(records, extra)
+}
+
+func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[string]string) (map[string]*decision, error) {
+	out := make(map[string]*decision, len(r.plan.Nodes))
 	selected := r.selected()
 	for _, n := range r.plan.Nodes {
-		d := &Decision{Node: n.ID, Kind: n.Step.Kind.Name}
+		d := &decision{Decision: Decision{Node: n.ID, Kind: n.Step.Kind.Name}}
 		out[n.ID] = d
 		rec := records[n.ID]
 		switch {
@@ -44,8 +72,17 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 		case selected != nil && !selected[n.ID]:
 			d.Action, d.Reasons = ActIgnore, []string{"not selected by --only"}
 			continue
+		}
+		if why := r.blockedBy(n, out); why != "" {
+			d.Action, d.Reasons = ActBlock, []string{why}
+			continue
+		}
+		switch {
 		case r.forced(n.ID):
 			d.Action, d.Reasons = ActRun, []string{"forced by --force"}
+			continue
+		case extra[n.ID] != "":
+			d.Action, d.Reasons = ActRun, []string{extra[n.ID]}
 			continue
 		case rec == nil:
 			d.Action, d.Reasons = ActRun, []string{"never ran"}
@@ -63,7 +100,7 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 			switch dd := out[dep.Node.ID]; dd.Action {
 			case ActRun:
 				rerun = append(rerun, "upstream "+dep.Node.ID+" re-runs")
-			case ActSkip:
+			case ActSkip, ActBlock:
 				ups[dep.Node.ID] = ""
 			default:
 				if ur := records[dep.Node.ID]; ur != nil {
@@ -75,7 +112,11 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 			d.Action, d.Reasons = ActRun, limit(rerun, 3)
 			continue
 		}
-		doc, err := r.doc(n, ups)
+		if missing := missingOutput(r.dir, rec); missing != "" {
+			d.Action, d.Reasons = ActRun, []string{"output " + missing + " is missing"}
+			continue
+		}
+		doc, err := r.doc(n, ups, r.ancestorVerdicts(n, func(id string) []gate.Verdict { return out[id].verdicts }))
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +125,14 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 			continue
 		}
 		d.Action, d.Reasons = ActReuse, []string{"unchanged since " + rec.EndedAt.UTC().Format("2006-01-02 15:04:05Z")}
+		if r.hasGates(n) {
+			val, err := decodeResult(n.Step.Kind, rec.Result)
+			if err != nil {
+				d.Action, d.Reasons = ActRun, []string{"stored result unreadable: " + err.Error()}
+				continue
+			}
+			d.value, d.verdicts = val, r.evalGates(n, val)
+		}
 	}
 	// The first half of a bracket (a before-scrape) belongs to the window of the node it
 	// brackets: when that node re-runs, the window must be measured afresh.
@@ -91,14 +140,60 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 		if n.Phase != "before" || out[n.ID].Action != ActReuse {
 			continue
 		}
-		for _, b := range r.plan.Nodes {
-			if b.Step.ID == n.Step.Brackets && b.Cell == n.Cell && b.Conc == n.Conc && out[b.ID].Action == ActRun {
-				out[n.ID].Action = ActRun
-				out[n.ID].Reasons = []string{"bracketed " + b.ID + " re-runs: its window needs a fresh before-measurement"}
-			}
+		if b := r.bracketed(n); b != nil && out[b.ID].Action == ActRun {
+			out[n.ID].Action = ActRun
+			out[n.ID].Reasons = []string{"bracketed " + b.ID + " re-runs: its window needs a fresh before-measurement"}
 		}
 	}
 	return out, nil
+}
+
+// bracketsNeedRuns marks, in extra, the bracketed node of every second half that must run
+// while its point would be reused: an after-window taken minutes later would bracket
+// nothing, so the point is measured again with both halves around it. It reports whether it
+// marked anything new.
+func (r *Runner) bracketsNeedRuns(out map[string]*decision, extra map[string]string) bool {
+	changed := false
+	for _, n := range r.plan.Nodes {
+		if n.Step.Brackets == "" || n.Phase != "" || n.Cell == nil || out[n.ID].Action != ActRun {
+			continue
+		}
+		b := r.bracketed(n)
+		if b == nil || out[b.ID].Action != ActReuse || extra[b.ID] != "" {
+			continue
+		}
+		extra[b.ID] = fmt.Sprintf("%s must run right after this point, so the point is measured again", n.ID)
+		changed = true
+	}
+	return changed
+}
+
+// bracketed finds the node a bracketing node (either half) wraps.
+func (r *Runner) bracketed(n *plan.Node) *plan.Node {
+	if n.Cell == nil || n.Step.Brackets == "" {
+		return nil
+	}
+	b, _ := r.plan.Node(plan.Name(n.Step.Brackets, "", n.Cell.ID, n.Conc))
+	return b
+}
+
+// missingOutput names the first recorded output that no longer exists ("" when all do): a
+// node whose files were deleted is re-run, never reused.
+func missingOutput(dir string, rec *checkpoint.Record) string {
+	if len(rec.Outputs) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(rec.Outputs))
+	for k := range rec.Outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, rel := range keys {
+		if _, err := os.Stat(campaigndir.Abs(dir, rel)); err != nil {
+			return rel
+		}
+	}
+	return ""
 }
 
 func limit(s []string, n int) []string {
@@ -144,6 +239,9 @@ func (r *Runner) selected() map[string]bool {
 			if d.Data {
 				mark(d.Node)
 			}
+		}
+		if b := r.bracketed(n); b != nil && n.Phase == "" {
+			mark(b)
 		}
 	}
 	for _, n := range r.plan.Nodes {

@@ -2,12 +2,8 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +15,7 @@ import (
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // setup starts run-wide resources only when some node will actually run.
@@ -61,14 +58,20 @@ func (w *walk) dispatch(n *plan.Node) {
 		w.finish(n, res)
 		return
 	}
-	for _, dep := range n.Deps {
-		up := w.result(dep.Node.ID)
-		if dep.Data && up != nil && blocking(up.Outcome) && !(n.Step.Kind.Tolerant && failedOnly(up.Outcome)) {
-			res.Outcome, res.Reason = OutBlocked, fmt.Sprintf("upstream %s %s", dep.Node.ID, up.Outcome)
-			w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Status: OutBlocked, Reason: res.Reason})
-			w.finish(n, res)
-			return
-		}
+	if why := w.blocked(n); why != "" {
+		w.block(n, res, why)
+		return
+	}
+	if why := w.unbracketed(n); why != "" {
+		res.Outcome, res.Reason = OutSkipped, why
+		w.saveOutcome(n, checkpoint.Skipped, why)
+		w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Reason: why})
+		w.finish(n, res)
+		return
+	}
+	if d.Action == ActBlock {
+		w.block(n, res, strings.Join(d.Reasons, "; "))
+		return
 	}
 	if d.Action == ActReuse {
 		w.reuse(n, res, strings.Join(d.Reasons, "; "))
@@ -77,35 +80,113 @@ func (w *walk) dispatch(n *plan.Node) {
 	go w.execute(n, res, strings.Join(d.Reasons, "; "))
 }
 
-// failedOnly is what a tolerant kind runs past: failures, not refusals.
-func failedOnly(outcome string) bool {
-	return outcome == OutFailed || outcome == OutBlocked
-}
-
-func blocking(outcome string) bool {
-	switch outcome {
-	case OutFailed, OutGateFailed, OutBlocked, OutInterrupted, OutPending:
-		return true
+// blocked says why a node cannot run: a data dependency that failed (tolerant kinds run past
+// failures, seeing only what succeeded), or — for kinds that act on a pass — a fail verdict on
+// a node it reads from. A fail verdict never blocks analysis or the report.
+func (w *walk) blocked(n *plan.Node) string {
+	for _, dep := range n.Deps {
+		up := w.result(dep.Node.ID)
+		if !dep.Data || up == nil {
+			continue
+		}
+		outcome := up.Outcome
+		if outcome == OutGateFailed && w.value(dep.Node.ID) == nil {
+			outcome = OutFailed // it refused (strict publish): there is no result to read
+		}
+		switch outcome {
+		case OutInterrupted, OutPending:
+			return fmt.Sprintf("upstream %s %s", dep.Node.ID, up.Outcome)
+		case OutFailed, OutBlocked:
+			if !n.Step.Kind.Tolerant {
+				return fmt.Sprintf("upstream %s %s", dep.Node.ID, up.Outcome)
+			}
+		}
 	}
-	return false
+	if w.r.actsOnPass(n) {
+		return w.r.failingAmong(n, w.verdictsOf)
+	}
+	return ""
 }
 
-// reuse takes a node's checkpoint as its result and re-evaluates its gates (rules may have
-// been edited; results have not).
+// unbracketed says why a bracket's second half must not run: the point it closes was not
+// measured in this run, so a window closed now would bracket nothing.
+func (w *walk) unbracketed(n *plan.Node) string {
+	if n.Phase != "" || n.Step.Brackets == "" {
+		return ""
+	}
+	b := w.r.bracketed(n)
+	if b == nil {
+		return ""
+	}
+	if up := w.result(b.ID); up != nil && (up.Outcome == OutRan || up.Outcome == OutGateFailed && w.dec[b.ID].Action == ActRun) {
+		return ""
+	}
+	if w.dec[n.ID].Action == ActReuse {
+		return "" // both halves and the point are reused together
+	}
+	return fmt.Sprintf("%s was not measured in this run: an after-window taken now would bracket nothing", b.ID)
+}
+
+// block records a node that could not run, so status and readers see the latest run's truth.
+func (w *walk) block(n *plan.Node, res *NodeResult, why string) {
+	res.Outcome, res.Reason = OutBlocked, why
+	w.saveOutcome(n, checkpoint.Blocked, why)
+	w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Status: OutBlocked, Reason: why})
+	w.finish(n, res)
+}
+
+// saveOutcome records a node that did not run in this walk (blocked, or a skipped second
+// half), so status shows the latest run's truth and a stale success never outlives it.
+func (w *walk) saveOutcome(n *plan.Node, status, why string) {
+	prev := w.records[n.ID]
+	if prev != nil && prev.Status == status && prev.Error == why {
+		return
+	}
+	now := time.Now().UTC()
+	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Status: status, Error: why,
+		StartedAt: now, EndedAt: now, RunID: w.r.opts.RunID}
+	if prev != nil {
+		rec.Attempt = prev.Attempt
+		w.mu.Lock()
+		for rel := range prev.Outputs {
+			delete(w.outputs, rel)
+		}
+		w.mu.Unlock()
+	}
+	_ = w.r.store.Save(rec)
+}
+
+// reuse takes a node's checkpoint as its result and records the verdicts the current gates
+// give it: rules may have been edited, results have not, and a verdict is evidence of this run.
 func (w *walk) reuse(n *plan.Node, res *NodeResult, reason string) {
 	rec := w.records[n.ID]
-	val, err := decodeResult(n.Step.Kind, rec.Result)
-	if err != nil {
-		res.Outcome, res.Reason = OutFailed, fmt.Sprintf("stored result unreadable: %v", err)
-		w.finish(n, res)
-		return
+	d := w.dec[n.ID]
+	val := d.value
+	if val == nil {
+		var err error
+		if val, err = decodeResult(n.Step.Kind, rec.Result); err != nil {
+			res.Outcome, res.Reason = OutFailed, fmt.Sprintf("stored result unreadable: %v", err)
+			w.finish(n, res)
+			return
+		}
 	}
 	w.mu.Lock()
 	w.values[n.ID] = val
+	w.verdicts[n.ID] = d.verdicts
 	w.mu.Unlock()
 	res.Outcome, res.Reason, res.Summary = OutReused, reason, rec.Summary
-	res.Verdicts = w.gates(n, val)
-	if refused(res.Verdicts) {
+	res.Verdicts = d.verdicts
+	if !sameVerdicts(rec.Gates, d.verdicts) {
+		updated := *rec
+		updated.Gates = d.verdicts
+		if err := w.r.store.Save(&updated); err != nil {
+			res.Outcome, res.Reason = OutFailed, "record verdicts: "+err.Error()
+			w.finish(n, res)
+			return
+		}
+	}
+	w.emitVerdicts(n, d.verdicts)
+	if refused(d.verdicts) {
 		res.Outcome = OutGateFailed
 	}
 	w.emit(events.Event{Type: events.NodeReused, Node: n.ID, Kind: res.Kind, Reason: reason})
@@ -149,6 +230,11 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID}
 	if prev != nil {
 		rec.Attempt = prev.Attempt + 1
+		w.mu.Lock()
+		for rel := range prev.Outputs {
+			delete(w.outputs, rel) // being rewritten: no reader may take the old file for it
+		}
+		w.mu.Unlock()
 	}
 	// From here until the final record lands, the node is "running": a crash leaves it
 	// unreusable, so half-written outputs are never trusted.
@@ -160,7 +246,7 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 	task, ups, err := w.buildTask(n)
 	if err == nil {
 		var doc fingerprint.Doc
-		doc, err = w.r.doc(n, ups)
+		doc, err = w.r.doc(n, ups, task.Verdicts)
 		rec.SetDoc(doc)
 	}
 	var out engine.Result
@@ -177,6 +263,11 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 		rec.Status, rec.Error = checkpoint.Failed, err.Error()
 		res.Outcome, res.Reason = OutGateFailed, err.Error()
 	case err != nil:
+		// A step that failed but still produced a result (a point whose every request
+		// failed) keeps it as evidence: tolerant readers see it, nothing reuses it.
+		if out.Value != nil && w.record(n, rec, out) == nil {
+			w.publish(n, rec)
+		}
 		rec.Status, rec.Error = checkpoint.Failed, err.Error()
 		res.Outcome, res.Reason = OutFailed, err.Error()
 	default:
@@ -186,16 +277,60 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 			break
 		}
 		res.Outcome, res.Summary = OutRan, out.Summary
-		res.Verdicts = rec.Gates
-		if refused(rec.Gates) {
-			res.Outcome = OutGateFailed
-		}
 	}
+	// The result is saved before any gate reads it: a rule that errors or exhausts its budget
+	// costs a verdict, never the measurement.
 	if err := w.r.store.Save(rec); err != nil && res.Outcome == OutRan {
 		res.Outcome, res.Reason = OutFailed, err.Error()
 	}
+	if res.Outcome == OutRan {
+		w.publish(n, rec)
+		verdicts := w.r.evalGates(n, w.value(n.ID))
+		if len(verdicts) > 0 {
+			rec.Gates = verdicts
+			if err := w.r.store.Save(rec); err != nil {
+				res.Outcome, res.Reason = OutFailed, "record verdicts: "+err.Error()
+			}
+		}
+		w.mu.Lock()
+		w.verdicts[n.ID] = verdicts
+		w.mu.Unlock()
+		res.Verdicts = verdicts
+		w.emitVerdicts(n, verdicts)
+		if res.Outcome == OutRan && refused(verdicts) {
+			res.Outcome = OutGateFailed
+		}
+	}
 	w.emit(events.Event{Type: events.NodeEnd, Node: n.ID, Kind: k.Name, Status: res.Outcome,
 		Reason: res.Reason, Message: res.Summary, Seconds: res.Seconds})
+}
+
+func (w *walk) value(id string) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.values[id]
+}
+
+// publish makes a succeeded node's outputs readable by its dependents.
+func (w *walk) publish(n *plan.Node, rec *checkpoint.Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for rel, sum := range rec.Outputs {
+		w.outputs[rel] = sum
+	}
+}
+
+func (w *walk) emitVerdicts(n *plan.Node, vs []gate.Verdict) {
+	for _, v := range vs {
+		if v.Passed {
+			continue
+		}
+		status := "failed"
+		if v.Severity == gate.Warn {
+			status = "warned"
+		}
+		w.emit(events.Event{Type: events.Gate, Node: n.ID, Gate: v.Gate, Severity: v.Severity, Status: status, Message: describe(v)})
+	}
 }
 
 // safeRun turns a panicking step into a failed node with its name, not a dead campaign.
@@ -208,7 +343,8 @@ func safeRun(ctx context.Context, k engine.Kind, t *engine.Task) (out engine.Res
 	return k.Run(ctx, t)
 }
 
-// buildTask adds upstream results and the node's log to its task.
+// buildTask adds upstream results, the verdicts a reader reads, the file reader and the
+// node's log to its task.
 func (w *walk) buildTask(n *plan.Node) (*engine.Task, map[string]string, error) {
 	t := w.r.task(n)
 	t.Env = w.env
@@ -216,29 +352,35 @@ func (w *walk) buildTask(n *plan.Node) (*engine.Task, map[string]string, error) 
 	t.Progress = func(line string) {
 		w.emit(events.Event{Type: events.Progress, Node: n.ID, Message: line})
 	}
+	t.Files = campaigndir.Reader{Dir: w.r.dir, Digest: w.digest}
+	t.Verdicts = w.r.ancestorVerdicts(n, w.verdictsOf)
 	ups := map[string]string{}
 	for _, d := range n.Deps {
 		if !d.Data {
 			continue
 		}
 		up := w.result(d.Node.ID)
-		if up != nil && (up.Outcome == OutSkipped || failedOnly(up.Outcome)) {
-			ups[d.Node.ID] = "" // skipped, or failed under a tolerant kind: no result to read
+		val := w.value(d.Node.ID)
+		if up != nil && (up.Outcome == OutSkipped || up.Outcome == OutBlocked || val == nil && (up.Outcome == OutFailed || up.Outcome == OutGateFailed)) {
+			ups[d.Node.ID] = "" // skipped, or failed without a result under a tolerant kind
 			continue
 		}
 		rec, err := w.r.store.Load(d.Node.ID)
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec == nil {
+		failed := ""
+		switch {
+		case rec == nil:
 			return nil, nil, fmt.Errorf("upstream %s has no checkpoint", d.Node.ID)
+		case rec.Status == checkpoint.Failed:
+			failed = rec.Error // a tolerant reader sees the evidence of a failed step
+		case rec.Status != checkpoint.Succeeded:
+			return nil, nil, fmt.Errorf("upstream %s has no successful checkpoint", d.Node.ID)
 		}
 		ups[d.Node.ID] = rec.Digest
-		w.mu.Lock()
-		val := w.values[d.Node.ID]
-		w.mu.Unlock()
 		t.Upstream = append(t.Upstream, engine.Upstream{Node: d.Node.ID, Step: d.Node.Step.ID,
-			Kind: d.Node.Step.Kind.Name, Cell: cellID(d.Node), Conc: d.Node.Conc, Result: val})
+			Kind: d.Node.Step.Kind.Name, Cell: cellID(d.Node), Conc: d.Node.Conc, Result: val, Outputs: rec.Outputs, Failed: failed})
 	}
 	return t, ups, nil
 }
@@ -250,7 +392,7 @@ func cellID(n *plan.Node) string {
 	return n.Cell.ID
 }
 
-// record completes a succeeded node's checkpoint: result, output digests, gates.
+// record completes a succeeded node's checkpoint: result and output digests.
 func (w *walk) record(n *plan.Node, rec *checkpoint.Record, out engine.Result) error {
 	raw, err := fingerprint.Canonical(out.Value)
 	if err != nil {
@@ -259,11 +401,12 @@ func (w *walk) record(n *plan.Node, rec *checkpoint.Record, out engine.Result) e
 	rec.Result = raw
 	rec.Outputs = map[string]string{}
 	for _, rel := range out.Outputs {
-		sum, err := digestFile(w.r.dir, rel)
+		rel = filepath.ToSlash(rel)
+		sum, err := campaigndir.DigestFile(w.r.dir, rel)
 		if err != nil {
 			return fmt.Errorf("output %s: %w", rel, err)
 		}
-		rec.Outputs[filepath.ToSlash(rel)] = sum
+		rec.Outputs[rel] = sum
 	}
 	rec.Digest = fingerprint.Digest(raw, rec.Outputs)
 	rec.Summary = out.Summary
@@ -275,66 +418,5 @@ func (w *walk) record(n *plan.Node, rec *checkpoint.Record, out engine.Result) e
 	w.mu.Lock()
 	w.values[n.ID] = val
 	w.mu.Unlock()
-	rec.Gates = w.gates(n, val)
 	return nil
-}
-
-// digestFile hashes an output, refusing paths that leave the campaign directory.
-func digestFile(dir, rel string) (string, error) {
-	clean := filepath.Clean(rel)
-	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", errors.New("outputs must be paths inside the campaign directory")
-	}
-	f, err := os.Open(filepath.Join(dir, clean))
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// gates evaluates every gate guarding this node's step.
-func (w *walk) gates(n *plan.Node, val any) []gate.Verdict {
-	var out []gate.Verdict
-	spec := w.r.plan.Campaign.Spec
-	for _, g := range w.r.plan.Campaign.Gates {
-		prog, ok := g.Program[n.Step.ID]
-		if !ok || n.Phase != "" {
-			continue
-		}
-		v := gate.Verdict{Gate: g.ID, Node: n.ID, Severity: g.Severity, Rule: g.Rule, Message: g.Message}
-		passed, err := gate.Eval(prog, gate.Env(gate.Context(spec, n.Cell, n.Conc, n.Step.ID), val))
-		v.Passed = passed && err == nil
-		if err != nil {
-			v.Error = err.Error()
-		}
-		out = append(out, v)
-		if !v.Passed {
-			w.emit(events.Event{Type: events.Gate, Node: n.ID, Gate: g.ID, Severity: g.Severity,
-				Status: "refused", Message: firstNonEmpty(v.Error, g.Message, g.Rule+" is false")})
-		}
-	}
-	return out
-}
-
-func refused(vs []gate.Verdict) bool {
-	for _, v := range vs {
-		if !v.Passed && v.Severity == gate.Fail {
-			return true
-		}
-	}
-	return false
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

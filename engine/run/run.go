@@ -1,6 +1,8 @@
 // Package run walks a compiled plan: a bounded worker pool over ready nodes, nodes that hold
 // an endpoint strictly one at a time per endpoint, checkpoints reused when their fingerprint
-// matches, gates evaluated on every result, and cancellation that records what was cut short.
+// matches, gate verdicts recorded on every run (reused nodes too), and cancellation that
+// records what was cut short. Inspect reads a campaign directory's state back for the verbs
+// that must never show stale results.
 package run
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Options tune a run.
@@ -38,6 +41,7 @@ type Runner struct {
 	store *checkpoint.Store
 	mu    sync.Mutex
 	cells map[*schema.Cell]json.RawMessage // canonical cell encodings, shared by a cell's nodes
+	anc   map[*plan.Node][]*plan.Node      // data ancestors, for verdict readers and pass-acting kinds
 }
 
 // New prepares a runner; dir is the campaign directory.
@@ -51,7 +55,7 @@ func New(p *plan.Plan, dir string, opts Options) *Runner {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Runner{plan: p, dir: dir, opts: opts, cells: map[*schema.Cell]json.RawMessage{}}
+	return &Runner{plan: p, dir: dir, opts: opts, cells: map[*schema.Cell]json.RawMessage{}, anc: map[*plan.Node][]*plan.Node{}}
 }
 
 // DryRun returns what a run would do for every node, in plan order, writing nothing.
@@ -66,7 +70,8 @@ func (r *Runner) DryRun() ([]*Decision, error) {
 	}
 	out := make([]*Decision, 0, len(r.plan.Nodes))
 	for _, n := range r.plan.Nodes {
-		out = append(out, dec[n.ID])
+		d := dec[n.ID].Decision
+		out = append(out, &d)
 	}
 	return out, nil
 }
@@ -76,9 +81,9 @@ const (
 	OutRan         = "ran"
 	OutReused      = "reused"
 	OutFailed      = "failed"
-	OutGateFailed  = "gate_failed" // ran or reused, but a fail-severity gate refused its result
-	OutBlocked     = "blocked"     // a data dependency failed or was refused
-	OutSkipped     = "skipped"     // `when:` false
+	OutGateFailed  = "gate_failed" // ran or reused, and a fail-severity gate did not pass on its result
+	OutBlocked     = "blocked"     // a data dependency failed, or it acts on a pass and a fail gate stands
+	OutSkipped     = "skipped"     // `when:` false, or a bracket's second half whose point did not run
 	OutIgnored     = "ignored"     // outside --only
 	OutInterrupted = "interrupted"
 	OutPending     = "pending" // never started: the run was interrupted first
@@ -105,10 +110,10 @@ type Summary struct {
 	Seconds     float64        `json:"seconds"`
 }
 
-// Failed reports whether a step failed or was blocked by a failure.
+// Failed reports whether a step failed.
 func (s *Summary) Failed() bool { return s.Counts[OutFailed] > 0 }
 
-// Refused reports whether a fail-severity gate refused a result.
+// Refused reports whether a fail-severity gate did not pass (or a step refused).
 func (s *Summary) Refused() bool { return s.Counts[OutGateFailed] > 0 }
 
 type walk struct {
@@ -116,10 +121,12 @@ type walk struct {
 	ctx      context.Context
 	log      *events.Log
 	records  map[string]*checkpoint.Record
-	dec      map[string]*Decision
+	dec      map[string]*decision
 	mu       sync.Mutex
 	outcome  map[string]*NodeResult
-	values   map[string]any // results of finished nodes, for their dependents
+	values   map[string]any            // results of finished nodes, for their dependents
+	verdicts map[string][]gate.Verdict // this run's verdicts of finished nodes
+	outputs  map[string]string         // output path → digest of every node valid in this run
 	slots    chan struct{}
 	locks    map[string]*sync.Mutex
 	done     chan *plan.Node
@@ -146,15 +153,23 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := events.Open(r.dir + "/events.jsonl")
+	log, err := events.Open(campaigndir.Events(r.dir))
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
 	w := &walk{r: r, ctx: ctx, log: log, records: records, dec: dec,
-		outcome: map[string]*NodeResult{}, values: map[string]any{},
-		slots: make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
+		outcome: map[string]*NodeResult{}, values: map[string]any{}, verdicts: map[string][]gate.Verdict{},
+		outputs: map[string]string{},
+		slots:   make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
 		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{}}
+	for id, d := range dec {
+		if d.Action == ActReuse {
+			for rel, sum := range records[id].Outputs {
+				w.outputs[rel] = sum
+			}
+		}
+	}
 	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: fmt.Sprintf("%d nodes", len(r.plan.Nodes))})
 	if err := w.setup(); err != nil {
 		return nil, err
@@ -162,7 +177,7 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 	w.loop()
 	w.teardown()
 	sum := w.summary(time.Since(start))
-	w.emit(events.Event{Type: events.RunEnd, Seconds: sum.Seconds, Message: fmt.Sprint(sum.Counts),
+	w.emit(events.Event{Type: events.RunEnd, Seconds: sum.Seconds, Counts: sum.Counts,
 		Status: map[bool]string{true: "interrupted", false: "finished"}[sum.Interrupted]})
 	return sum, nil
 }
@@ -217,6 +232,20 @@ func (w *walk) result(id string) *NodeResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.outcome[id]
+}
+
+func (w *walk) verdictsOf(id string) []gate.Verdict {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.verdicts[id]
+}
+
+// digest looks a recorded output up for Task.Files.
+func (w *walk) digest(rel string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, ok := w.outputs[rel]
+	return d, ok
 }
 
 func (w *walk) summary(d time.Duration) *Summary {

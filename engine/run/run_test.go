@@ -94,7 +94,7 @@ func TestAddingAConcurrencyRunsOnlyWhatItTouches(t *testing.T) {
 	}
 	want := map[string]bool{
 		"settle[cell-000/c4]": true, "scrape-spec:before[cell-000/c4]": true, "run-shape[cell-000/c4]": true,
-		"scrape-spec[cell-000/c4]": true, "dcgm-correlate[cell-000]": true, "aggregate": true, "render": true,
+		"scrape-spec[cell-000/c4]": true, "dcgm-correlate[cell-000]": true, "aggregate": true, "render": true, "publish": true,
 	}
 	if len(ran) != len(want) {
 		t.Errorf("re-ran %v, want exactly %v", ran, want)
@@ -154,6 +154,13 @@ func TestGates(t *testing.T) {
   - {id: big-enough, on: run-shape, rule: "concurrency < 2"}
 `
 	f := newFixture(t)
+	var seen []int
+	f.rec.Hook = func(ctx context.Context, tk *engine.Task) error {
+		if tk.Node == "render" {
+			seen = append(seen, len(tk.Verdicts))
+		}
+		return nil
+	}
 	sum := f.run(context.Background(), enginetest.Campaign(1, 2, gates), Options{})
 	o := outcomes(sum)
 	if o["run-shape[cell-000/c1]"] != OutRan || o["run-shape[cell-000/c2]"] != OutGateFailed {
@@ -162,26 +169,62 @@ func TestGates(t *testing.T) {
 	if !sum.Refused() || sum.Failed() {
 		t.Errorf("refused %v failed %v", sum.Refused(), sum.Failed())
 	}
-	if o["scrape-spec[cell-000/c2]"] != OutBlocked || o["aggregate"] != OutBlocked {
-		t.Errorf("dependents of a refused node: %v", o)
+	// a fail verdict keeps the evidence: analysis and the report run, publishing does not
+	if o["scrape-spec[cell-000/c2]"] != OutRan || o["aggregate"] != OutRan || o["render"] != OutRan || o["publish"] != OutBlocked {
+		t.Errorf("dependents of a failing gate: %v", o)
+	}
+	if len(seen) != 1 || seen[0] != 4 {
+		t.Errorf("render read %v verdicts, want [4] (2 gates × 2 points)", seen)
 	}
 	warns := 0
 	for _, n := range sum.Nodes {
 		for _, v := range n.Verdicts {
 			if v.Gate == "steady" && !v.Passed {
 				warns++
+				if v.Value != "concurrency=1, num_prompts=3" && v.Value != "concurrency=2, num_prompts=6" {
+					t.Errorf("verdict value %q", v.Value)
+				}
 			}
 		}
 	}
 	if warns != 2 {
 		t.Errorf("%d steady warnings, want 2 (num_prompts = 3c < 4c)", warns)
 	}
-	// relaxing the rule re-evaluates the reused result: nothing re-runs but the blocked nodes
-	relaxed := strings.Replace(gates, "concurrency < 2", "concurrency < 4", 1)
+	// relaxing the rule re-evaluates the reused results: the readers of verdicts re-run and
+	// publishing is unblocked, the measurements are reused; the dry run says so beforehand
+	relaxed := enginetest.Campaign(1, 2, strings.Replace(gates, "concurrency < 2", "concurrency < 4", 1))
+	r := New(f.plan(relaxed), f.dir, Options{Registry: f.reg})
+	dec, err := r.DryRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	predicted := map[string]string{}
+	for _, d := range dec {
+		predicted[d.Node] = d.Action
+	}
 	runs := f.rec.Count("run-shape[cell-000/c2]")
-	sum = f.run(context.Background(), enginetest.Campaign(1, 2, relaxed), Options{})
-	if sum.Refused() || f.rec.Count("run-shape[cell-000/c2]") != runs || outcomes(sum)["aggregate"] != OutRan {
-		t.Errorf("after relaxing: %v", outcomes(sum))
+	sum = f.run(context.Background(), relaxed, Options{})
+	o = outcomes(sum)
+	if sum.Refused() || f.rec.Count("run-shape[cell-000/c2]") != runs || o["render"] != OutRan || o["publish"] != OutRan || o["aggregate"] != OutReused {
+		t.Errorf("after relaxing: %v", o)
+	}
+	for id, act := range predicted {
+		want := map[string]string{ActRun: OutRan, ActReuse: OutReused}[act]
+		if o[id] != want {
+			t.Errorf("%s: dry run said %s, the run %s", id, act, o[id])
+		}
+	}
+	// tightening it again: status of the journal carries the new verdict, publish is blocked
+	sum = f.run(context.Background(), enginetest.Campaign(1, 2, gates), Options{})
+	if o := outcomes(sum); o["run-shape[cell-000/c2]"] != OutGateFailed || o["publish"] != OutBlocked || o["render"] != OutRan {
+		t.Errorf("after tightening: %v", o)
+	}
+	recs, _ := checkpoint.ReadOnly(f.dir).LoadAll()
+	if r := recs["run-shape[cell-000/c2]"]; r == nil || len(r.Gates) != 2 || !r.Gates[1].Failing() {
+		t.Errorf("journal verdicts of the reused node are stale: %+v", r)
+	}
+	if r := recs["publish"]; r == nil || r.Status != checkpoint.Blocked {
+		t.Errorf("journal still says publish %+v", r)
 	}
 }
 

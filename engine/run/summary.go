@@ -2,10 +2,9 @@ package run
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // WriteSummary writes summary.md: what the last run did, failures and gate verdicts, and the
@@ -32,14 +31,14 @@ func WriteSummary(dir, campaign string, s *Summary) error {
 	for _, n := range s.Nodes {
 		for _, v := range n.Verdicts {
 			if !v.Passed {
-				gates = append(gates, fmt.Sprintf("- %s (%s) on %s: %s", v.Gate, v.Severity, v.Node, cell(firstNonEmpty(v.Error, v.Message, v.Rule+" is false"))))
+				gates = append(gates, "- "+cell(describe(v)))
 			}
 		}
 	}
 	if len(gates) > 0 {
 		b.WriteString("\n## Gates not passed\n\n" + strings.Join(gates, "\n") + "\n")
 	}
-	return checkpoint.WriteFile(filepath.Join(dir, "summary.md"), []byte(b.String()))
+	return campaigndir.WriteFile(campaigndir.Summary(dir), []byte(b.String()))
 }
 
 func cell(s string) string {

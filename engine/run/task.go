@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/fingerprint"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/schema"
 )
@@ -67,8 +68,9 @@ func (r *Runner) defaultInputs(t *engine.Task) (any, error) {
 	return scopedInputs{Cell: cellJSON, Endpoint: t.Endpoint, Concurrency: t.Concurrency, Settle: c.Settle}, nil
 }
 
-// doc builds a node's fingerprint document from its data dependencies' digests.
-func (r *Runner) doc(n *plan.Node, upstream map[string]string) (fingerprint.Doc, error) {
+// doc builds a node's fingerprint document from its data dependencies' digests and, for
+// verdict readers, the verdicts it reads.
+func (r *Runner) doc(n *plan.Node, upstream map[string]string, verdicts []gate.Verdict) (fingerprint.Doc, error) {
 	k := n.Step.Kind
 	t := r.task(n)
 	var inputs any
@@ -88,7 +90,11 @@ func (r *Runner) doc(n *plan.Node, upstream map[string]string) (fingerprint.Doc,
 	if err != nil {
 		return fingerprint.Doc{}, fmt.Errorf("fingerprint %s: %w", n.ID, err)
 	}
-	return fingerprint.Doc{Kind: k.Name, Version: k.Version, Node: n.ID, Params: params, Inputs: in, Upstream: upstream}, nil
+	gates, err := r.gatesDoc(n, verdicts)
+	if err != nil {
+		return fingerprint.Doc{}, fmt.Errorf("fingerprint %s: %w", n.ID, err)
+	}
+	return fingerprint.Doc{Kind: k.Name, Version: k.Version, Node: n.ID, Params: params, Inputs: in, Upstream: upstream, Gates: gates}, nil
 }
 
 // decodeResult turns a stored result back into the kind's result type, so downstream steps

@@ -1,101 +1,110 @@
-// Package workspace lays out a campaign directory: the timestamped folder, the frozen
-// config.yaml a resume reads, run.json (where the file came from, so relative paths still
-// resolve), SOURCE.md, summary.md, and a lock so two runs never share one directory.
+// Package workspace lays out a campaign directory's life: the timestamped folder created whole,
+// the frozen config a resume reads and the run record (written so that a crash at any moment
+// leaves either a directory `run --out` completes or a complete one), and a lock so two runs
+// never share one directory. File names and formats are the campaign directory contract's
+// (schema/campaigndir).
 package workspace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/perfdag/perfdag/engine/checkpoint"
-	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
-// Names of the files a campaign directory holds.
-const (
-	ConfigFile  = "config.yaml"
-	RunFile     = "run.json"
-	SourceFile  = "SOURCE.md"
-	SummaryFile = "summary.md"
-	EventsFile  = "events.jsonl"
-	lockFile    = ".lock"
-)
-
-// Info is run.json: provenance of the frozen config.
-type Info struct {
-	Campaign   string    `json:"campaign"`
-	SourcePath string    `json:"source_path"` // the campaign file as given to `perfdag run`
-	BaseDir    string    `json:"base_dir"`    // where its relative paths resolve
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
-	Version    string    `json:"perfdag_version"`
-}
-
-// Create makes root/<UTC timestamp>-<slug>; the slug was validated as one path element.
-func Create(root, slug string, now time.Time) (string, error) {
+// Create makes root/<UTC timestamp>-<slug> with its frozen files already in place: it fills a
+// hidden directory and renames it into place, so a crash never leaves a half-made campaign.
+func Create(root, slug string, now time.Time, src []byte, info campaigndir.Info) (string, error) {
 	if strings.ContainsAny(slug, `/\`) || slug == "" || slug == "." || slug == ".." {
 		return "", fmt.Errorf("campaign slug %q cannot name a directory", slug)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", root, err)
 	}
+	tmp, err := os.MkdirTemp(root, ".new-"+slug+"-*")
+	if err != nil {
+		return "", fmt.Errorf("create campaign dir in %s: %w", root, err)
+	}
+	defer os.RemoveAll(tmp) // gone after the rename
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("create campaign dir: %w", err)
+	}
+	if err := Freeze(tmp, src, info); err != nil {
+		return "", err
+	}
 	base := filepath.Join(root, now.UTC().Format("20060102T150405Z")+"-"+slug)
 	dir := base
 	for i := 2; ; i++ {
-		err := os.Mkdir(dir, 0o755)
+		// Rename refuses a non-empty target on Linux; an empty one left by a crash is reused.
+		err := os.Rename(tmp, dir)
 		if err == nil {
-			return dir, nil
+			return dir, syncDir(root)
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		if !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
 			return "", fmt.Errorf("create campaign dir %s: %w", dir, err)
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
 }
 
-// Freeze writes the campaign file as written (config.yaml) and run.json, atomically.
-func Freeze(dir string, src []byte, info Info) error {
-	if old, err := ReadInfo(dir); err == nil && !old.Created.IsZero() {
+// Freeze writes the campaign file as written and the run record, each atomically; run.json
+// goes last, so its presence means the freeze completed. An earlier creation time is kept.
+func Freeze(dir string, src []byte, info campaigndir.Info) error {
+	if old, err := campaigndir.ReadInfo(dir); err == nil && !old.Created.IsZero() {
 		info.Created = old.Created
 	}
 	if info.Created.IsZero() {
 		info.Created = time.Now().UTC()
 	}
 	info.Updated = time.Now().UTC()
-	if err := checkpoint.WriteFile(filepath.Join(dir, ConfigFile), src); err != nil {
+	if err := campaigndir.WriteFile(campaigndir.Config(dir), src); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
+	if err := campaigndir.WriteSource(dir, info); err != nil {
 		return err
 	}
-	return checkpoint.WriteFile(filepath.Join(dir, RunFile), append(b, '\n'))
+	return campaigndir.WriteInfo(dir, info)
 }
 
-// ReadInfo reads run.json.
-func ReadInfo(dir string) (Info, error) {
-	var info Info
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+// Usable says whether dir can take a run: it does not exist, is empty, is a campaign
+// directory, or is one whose freeze a crash interrupted (frozen files but no run record and
+// no journal), which the next run completes. Anything else is refused, never overwritten.
+func Usable(dir string) (existing bool, err error) {
+	if _, err := campaigndir.ReadInfo(dir); err == nil {
+		return true, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return info, fmt.Errorf("read %s: %w (is %s a campaign directory?)", RunFile, err, dir)
+		return false, err
 	}
-	if err := json.Unmarshal(b, &info); err != nil {
-		return info, fmt.Errorf("parse %s: %w", filepath.Join(dir, RunFile), err)
+	base := func(path func(string) string) string { return filepath.Base(path("")) }
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, "."): // the lock, or an atomic write's temp file
+		case name == base(campaigndir.Config), name == base(campaigndir.Source):
+		case name == base(campaigndir.StateDir):
+			if st, err := os.Stat(campaigndir.Journal(dir)); err == nil && st.Size() > 0 {
+				return false, fmt.Errorf("%s has checkpoints but no run record: it was not made by perfdag run", dir)
+			}
+		default:
+			return false, fmt.Errorf("%s exists and is not a campaign directory (it holds %s)", dir, name)
+		}
 	}
-	return info, nil
+	return false, nil
 }
 
 // Lock takes the campaign directory's lock, failing at once when another run holds it.
 func Lock(dir string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(campaigndir.Lock(dir), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
@@ -103,6 +112,7 @@ func Lock(dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("campaign %s is being run by another perfdag process", dir)
 	}
+	_ = f.Truncate(0)
 	fmt.Fprintf(f, "%d\n", os.Getpid())
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
@@ -112,7 +122,7 @@ func Lock(dir string) (unlock func(), err error) {
 
 // Locked reports whether a run currently holds the directory.
 func Locked(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, lockFile))
+	f, err := os.Open(campaigndir.Lock(dir))
 	if err != nil {
 		return false
 	}
@@ -124,44 +134,14 @@ func Locked(dir string) bool {
 	return false
 }
 
-// WriteSource writes SOURCE.md: what was measured and with what, never a secret (only the
-// names of environment variables, never their values).
-func WriteSource(dir string, c *schema.Campaign, version, host string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Source under test: %s\n\n", c.Campaign)
-	fmt.Fprintf(&b, "- perfdag: %s\n- host: %s\n- kind: %s\n", version, host, c.Kind)
-	if s := c.Source; s != nil {
-		fmt.Fprintf(&b, "- engine: %s %s\n- commit: %s\n- delivery: %s\n- patch: %s\n- url: %s\n",
-			s.Engine, s.EngineVersion, s.Commit, s.Delivery, s.Patch, s.URL)
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s: %w", dir, err)
 	}
-	names := make([]string, 0, len(c.Endpoints))
-	for n := range c.Endpoints {
-		names = append(names, n)
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		ep := c.Endpoints[n]
-		fmt.Fprintf(&b, "\n## Endpoint %s\n\n- url: %s\n- model: %s\n", n, ep.URL, ep.Model)
-		if ep.APIKeyEnv != "" {
-			fmt.Fprintf(&b, "- api key: from $%s (value not recorded)\n", ep.APIKeyEnv)
-		}
-		if ep.MetricsURL != "" {
-			fmt.Fprintf(&b, "- metrics: %s\n", ep.MetricsURL)
-		}
-	}
-	deliveries := map[string]bool{}
-	for _, cell := range c.Cells {
-		if cell.Delivery != "" {
-			deliveries[cell.Delivery] = true
-		}
-	}
-	if len(deliveries) > 0 {
-		var ds []string
-		for d := range deliveries {
-			ds = append(ds, d)
-		}
-		sort.Strings(ds)
-		fmt.Fprintf(&b, "\n## Delivery\n\nResults are evidence for delivery %s only.\n", strings.Join(ds, ", "))
-	}
-	return checkpoint.WriteFile(filepath.Join(dir, SourceFile), []byte(b.String()))
+	return nil
 }

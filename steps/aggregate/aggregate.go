@@ -8,12 +8,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
@@ -29,6 +29,8 @@ var Kind = engine.Kind{
 	Inputs:   inputs,
 	Check:    check,
 	Run:      run,
+	// The atlas carries every point's verdicts, so a tightened gate re-builds it.
+	ReadsVerdicts: true,
 }
 
 // Result is what gates on aggregate read, e.g. `failed_cells == 0` or `steady_window_undercount == 0`.
@@ -45,13 +47,14 @@ type Result struct {
 	Coverage               string `json:"coverage"`                 // the coverage line, in the seed's words
 	DCGMGroundedCells      int    `json:"dcgm_grounded_cells"`      // cells whose plot-ready rows are all DCGM-grounded
 	SteadyWindowUndercount int    `json:"steady_window_undercount"` // rows flagged num_prompts < 2 × concurrency
+	GateFailedPoints       int    `json:"gate_failed_points"`       // rows carrying a fail verdict
+	// Files names the atlas, the TPM summary and what was read to build them.
+	Files campaigndir.Evidence `json:"files"`
 }
 
-// Imports is what an upstream step that wrote atlas cells of its own (roofline-import) offers,
-// so aggregate can include those cells without knowing the kind.
-type Imports interface {
-	ImportedCells() []string
-}
+// Evidence offers the atlas and what it was built from downstream (render, champion-select,
+// strict-publish).
+func (r *Result) Evidence() campaigndir.Evidence { return r.Files }
 
 // kindInputs is what aggregate reads from the campaign file: every cell (identity, workload,
 // concurrencies, extra), the TPM and cost blocks, and the campaign's identity.
@@ -133,58 +136,51 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if t.Progress != nil {
 		progress = t.Progress
 	}
+	in, err := gather(t)
+	if err != nil {
+		return engine.Result{}, err
+	}
 	var outputs []string
-	ids := make([]string, 0, len(c.Cells))
+	own := map[string]bool{}
+	cells := make([]campaigndir.CellFiles, 0, len(c.Cells)+len(in.imported))
 	for i, cell := range c.Cells {
 		progress(fmt.Sprintf("normalize %s (%d/%d cells)", cell.ID, i+1, len(c.Cells)))
-		if _, _, err := atlas.NormalizeCell(ctx, t.Dir, c.Campaign, cell); err != nil {
+		if err := ctx.Err(); err != nil {
+			return engine.Result{}, err
+		}
+		files, err := normalizeCell(t, cell, in)
+		if err != nil {
 			return engine.Result{}, fmt.Errorf("normalize cell %s: %w", cell.ID, err)
 		}
-		dir := filepath.Join("cells", cell.ID)
-		outputs = append(outputs, filepath.Join(dir, atlas.NormalizedFile), filepath.Join(dir, atlas.StatusFile))
-		ids = append(ids, cell.ID)
+		own[files.Normalized], own[files.Status] = true, true
+		outputs = append(outputs, files.Normalized, files.Status)
+		cells = append(cells, files)
 	}
-	imported, err := importedCells(t.Upstream, ids)
-	if err != nil {
+	if err := checkImports(in.imported, c.Cells); err != nil {
 		return engine.Result{}, err
 	}
-	ids = append(ids, imported...)
+	cells = append(cells, in.imported...)
 
-	progress(fmt.Sprintf("aggregate %d cells into %s", len(ids), atlas.AtlasFile))
-	res, summary, err := Aggregate(ctx, t.Dir, c.Campaign, ids, tpm.ConfigFor(c), t.Log)
+	progress(fmt.Sprintf("aggregate %d cells into the atlas", len(cells)))
+	r := campaigndir.Reader{Dir: t.Dir, Digest: func(rel string) (string, bool) {
+		if own[rel] {
+			return "", true // written just now by this step
+		}
+		return t.Files.Digest(rel)
+	}}
+	res, summary, err := Aggregate(ctx, r, c.Campaign, cells, tpm.ConfigFor(c), t.Log)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	res.ImportedCells = len(imported)
+	res.ImportedCells = len(in.imported)
 	names, err := tpm.Write(t.Dir, summary)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("write TPM summary: %w", err)
 	}
-	outputs = append(outputs, atlas.AtlasFile)
+	res.Files = campaigndir.Evidence{Atlas: campaigndir.Atlas(), TPM: campaigndir.TPMJSON(), Spec: in.spec, DCGM: in.dcgm, Cells: in.imported}
+	outputs = append(outputs, campaigndir.Atlas())
 	outputs = append(outputs, names...)
 	return engine.Result{Value: &res, Outputs: outputs, Summary: res.Coverage}, nil
-}
-
-// importedCells collects the cells upstream import steps wrote; one that collides with a
-// campaign cell would be aggregated twice, so it is an error naming both.
-func importedCells(ups []engine.Upstream, campaignCells []string) ([]string, error) {
-	var out []string
-	for _, u := range ups {
-		im, ok := u.Result.(Imports)
-		if !ok {
-			continue
-		}
-		for _, id := range im.ImportedCells() {
-			if slices.Contains(campaignCells, id) {
-				return nil, fmt.Errorf("step %s imported cell %s, which is also a cell of the campaign: rename the cell or the import id", u.Step, id)
-			}
-			if slices.Contains(out, id) {
-				return nil, fmt.Errorf("cell %s is imported twice (the second time by step %s): give each roofline-import a distinct id", id, u.Step)
-			}
-			out = append(out, id)
-		}
-	}
-	return out, nil
 }
 
 // Aggregate unions the normalized.json of the given cells into dir/atlas.jsonl in one
@@ -192,10 +188,10 @@ func importedCells(ups []engine.Upstream, campaignCells []string) ([]string, err
 // undercounted points; rows flagged steady_window_undercount are listed on log (may be nil).
 // It is the kind's work after normalization, for a verb that re-aggregates a campaign
 // directory without a run. The caller writes the summary (tpm.Write).
-func Aggregate(ctx context.Context, dir, campaign string, cellIDs []string, cfg tpm.Config, log io.Writer) (Result, schema.TPMSummary, error) {
+func Aggregate(ctx context.Context, r campaigndir.Reader, campaign string, cells []campaigndir.CellFiles, cfg tpm.Config, log io.Writer) (Result, schema.TPMSummary, error) {
 	acc := tpm.NewAccumulator(campaign, cfg)
 	var tl tally
-	cov, err := atlas.AggregateDir(ctx, dir, cellIDs, acc.Add, tl.observe)
+	cov, err := atlas.AggregateDir(ctx, r, campaigndir.Atlas(), cells, acc.Add, tl.observe)
 	if err != nil {
 		return Result{}, schema.TPMSummary{}, err
 	}
@@ -205,6 +201,7 @@ func Aggregate(ctx context.Context, dir, campaign string, cellIDs []string, cfg 
 		AtlasCells: cov.Cells, FullSweeps: cov.Full, PartialSweeps: cov.Partial, FailedCells: cov.Failed,
 		PlotReadyPoints: cov.PlotReady, Rows: cov.Rows, TPMGroups: len(summary.Groups),
 		Coverage: cov.String(), DCGMGroundedCells: tl.grounded, SteadyWindowUndercount: len(tl.undercount),
+		GateFailedPoints: tl.gateFailed,
 	}
 	for _, g := range summary.Groups {
 		if g.SLA != nil {
@@ -226,6 +223,7 @@ type tally struct {
 	allGround  bool
 	grounded   int
 	undercount []string
+	gateFailed int
 }
 
 func (t *tally) observe(r *schema.AtlasRow) error {
@@ -237,6 +235,9 @@ func (t *tally) observe(r *schema.AtlasRow) error {
 		t.anyGround = true
 	} else if r.PlotReady {
 		t.allGround = false
+	}
+	if r.GateFailed() {
+		t.gateFailed++
 	}
 	if slices.Contains(r.Flags, schema.FlagSteadyWindowUndercount) {
 		t.undercount = append(t.undercount, fmt.Sprintf("%s/c%d", r.CellID, r.Concurrency))

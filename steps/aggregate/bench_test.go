@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
@@ -50,20 +50,22 @@ func BenchmarkAggregateDir(b *testing.B) {
 		Extra: map[string]any{"shape": "aa-1k", "mode": "synthetic", "point_status": "ok"},
 	}
 	hardware := []string{"H100", "B200", "GB300", "H200"}
-	ids := make([]string, cells)
+	ids := make([]campaigndir.CellFiles, cells)
 	batch := make([]schema.AtlasRow, concs)
 	for i := range ids {
-		ids[i] = fmt.Sprintf("cell-%06d", i)
+		id := fmt.Sprintf("cell-%06d", i)
 		for c := range batch {
 			r := template
-			r.CellID, r.Concurrency, r.Hardware = ids[i], 1<<c, hardware[i%len(hardware)]
+			r.CellID, r.Concurrency, r.Hardware = id, 1<<c, hardware[i%len(hardware)]
 			r.MTP = (i/len(hardware))%2 == 0
 			r.OutputTokPerSPerGPU = schema.F(50 * float64(c+1+i%7))
 			batch[c] = r
 		}
-		if err := atlas.WriteCell(dir, ids[i], batch, schema.CellFull); err != nil {
+		files, err := atlas.WriteCell(dir, id, batch, schema.CellFull)
+		if err != nil {
 			b.Fatal(err)
 		}
+		ids[i] = files
 	}
 	runtime.GC()
 	b.ReportAllocs()
@@ -71,7 +73,7 @@ func BenchmarkAggregateDir(b *testing.B) {
 	var peak uint64
 	for b.Loop() {
 		stop := sampleHeap(&peak)
-		res, sum, err := Aggregate(context.Background(), dir, "bench", ids, tpm.ConfigFor(nil), nil)
+		res, sum, err := Aggregate(context.Background(), campaigndir.Unrecorded(dir), "bench", ids, tpm.ConfigFor(nil), nil)
 		stop()
 		if err != nil {
 			b.Fatal(err)
@@ -81,7 +83,7 @@ func BenchmarkAggregateDir(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	st, err := os.Stat(filepath.Join(dir, atlas.AtlasFile))
+	st, err := os.Stat(campaigndir.Abs(dir, campaigndir.Atlas()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,11 +2,13 @@ package aggregate_test
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/engine/run"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/aggregate"
 	"github.com/perfdag/perfdag/steps/testkit"
 	"github.com/perfdag/perfdag/steps/testkit/stepstest"
@@ -37,8 +39,9 @@ cells:
   - {id: a, hardware: ` + hardwareA + `, workload: {shape: aa-1k}, concurrencies: ` + concsA + `}
   - {id: b, workload: {shape: aa-1k}, concurrencies: [1, 2]}
 pipeline:
-  - {id: dcgm, kind: dcgm-correlate, with: {source: frozen, file: "dcgm/{cell}.yaml"}}
-  - {id: atlas, kind: aggregate, needs: [dcgm]}
+  - {id: run, kind: run-shape}
+  - {id: dcgm, kind: dcgm-correlate, needs: [run], with: {source: frozen, file: "dcgm/{cell}.yaml"}}
+  - {id: atlas, kind: aggregate, needs: [run, dcgm]}
 `
 }
 
@@ -102,8 +105,9 @@ defaults: {hardware: H100, quant: BF16, tensor_parallel: 4}
 cells:
   - {id: a, workload: {shape: aa-1k}, concurrencies: [1]}
 pipeline:
+  - {id: run, kind: run-shape}
   - {id: roofline, kind: roofline-import, with: {bundle: bundle, id: h100-tp4, cache_mode: cold}}
-  - {id: atlas, kind: aggregate, needs: [roofline]}
+  - {id: atlas, kind: aggregate, needs: [run, roofline]}
 `
 
 // TestRooflineCellsJoinTheAtlas imports the documented example bundle (3 decode + 3 prefill
@@ -120,7 +124,8 @@ func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 	stepstest.Result(t, recs, "atlas", &res)
 	want := aggregate.Result{AtlasCells: 3, FullSweeps: 3, PlotReadyPoints: res.PlotReadyPoints, Rows: 7, ImportedCells: 2,
 		TPMGroups: res.TPMGroups, TPMSLAGroups: res.TPMSLAGroups, Coverage: res.Coverage, DCGMGroundedCells: 2, SteadyWindowUndercount: 1}
-	if res != want {
+	res.Files = campaigndir.Evidence{}
+	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result\n got %+v\nwant %+v", res, want)
 	}
 	if got := cellsOf(atlasRows(t, dir)); !slices.Equal(got, []string{"a", "h100-tp4-decode", "h100-tp4-prefill"}) {
@@ -135,10 +140,10 @@ func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 }
 
 func TestCheckAggregateNeedsRooflineImport(t *testing.T) {
-	src := strings.Replace(rooflineCampaign, "needs: [roofline]", "needs: []", 1)
+	src := strings.Replace(rooflineCampaign, "needs: [run, roofline]", "needs: [run]", 1)
 	d := stepstest.OneProblem(t, src)
-	if d.Line != 11 || !strings.Contains(d.Message, "aggregates the files roofline-import step roofline writes, but does not need it") || !strings.Contains(d.Hint, "add roofline to needs") {
-		t.Errorf("problem %s (hint %q), want line 11: ... does not need it", d.Error(), d.Hint)
+	if d.Line != 12 || !strings.Contains(d.Message, "aggregates the files roofline-import step roofline writes, but does not need it") || !strings.Contains(d.Hint, "add roofline to needs") {
+		t.Errorf("problem %s (hint %q), want line 12: ... does not need it", d.Error(), d.Hint)
 	}
 	if err := stepstest.Validate(t, rooflineCampaign); err != nil {
 		t.Errorf("valid campaign rejected: %v", err)
@@ -181,8 +186,8 @@ pipeline:
 }
 
 func TestCheckRooflineImportIsADirectNeed(t *testing.T) {
-	src := strings.Replace(rooflineCampaign, "  - {id: atlas, kind: aggregate, needs: [roofline]}\n",
-		"  - {id: wait, kind: exec, needs: [roofline], with: {command: [\"true\"]}}\n  - {id: atlas, kind: aggregate, needs: [wait]}\n", 1)
+	src := strings.Replace(rooflineCampaign, "  - {id: atlas, kind: aggregate, needs: [run, roofline]}\n",
+		"  - {id: wait, kind: exec, needs: [roofline], with: {command: [\"true\"]}}\n  - {id: atlas, kind: aggregate, needs: [run, wait]}\n", 1)
 	err := stepstest.Validate(t, src)
 	if err == nil || !strings.Contains(err.Error(), "reaches roofline-import step roofline only through other steps") {
 		t.Errorf("got %v", err)

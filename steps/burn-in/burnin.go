@@ -6,11 +6,10 @@ package burnin
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strconv"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/session"
 )
@@ -72,7 +71,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 			res.Errors++
 		}
 	}
-	rel, err := session.WriteRecords(t.Dir, filepath.Join(session.CellDir(t.Cell.ID), "raw", "burn-in", "c"+strconv.Itoa(c), "records.jsonl"), records)
+	rel, err := campaigndir.WriteLines(t.Dir, campaigndir.BurnInRecords(t.Cell.ID, c), records)
 	if err != nil {
 		return engine.Result{}, err
 	}

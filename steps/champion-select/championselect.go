@@ -5,17 +5,14 @@ package championselect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/champion"
 )
 
@@ -30,6 +27,9 @@ var Kind = engine.Kind{
 	Inputs:  inputs,
 	Check:   check,
 	Run:     run,
+	// A champion is a decision to act on: never taken while a fail gate stands.
+	ActsOnPass:    func(*engine.Task) bool { return true },
+	ReadsVerdicts: true,
 }
 
 // Params are champion-select's `with:`; zero values take steps/analysis/champion's defaults.
@@ -51,6 +51,7 @@ type Result struct {
 	Rigor       string  `json:"rigor"`        // the champion's sol_rigor, L1..L4
 	Arms        int     `json:"arms"`         // arms considered
 	Warnings    int     `json:"warnings"`
+	File        string  `json:"file"` // the decision's file
 }
 
 // cellTags is what champion-select reads of a cell beyond the atlas: its arm tagging.
@@ -162,15 +163,16 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if p == nil {
 		p = &Params{}
 	}
-	path := filepath.Join(t.Dir, atlas.AtlasFile)
-	ch, err := champion.SelectFile(ctx, path, t.Campaign.Campaign, champion.Options{FocusMetric: p.FocusMetric, TPOTSLOMs: p.TPOTSLOMs, TopX: p.TopX})
-	if errors.Is(err, fs.ErrNotExist) {
-		return engine.Result{}, fmt.Errorf("step %s: %s does not exist: champion-select reads the atlas an aggregate step writes (needs: [aggregate])", t.Step, path)
+	ev := campaigndir.Collect(upstreamResults(t))
+	if ev.Atlas == "" {
+		return engine.Result{}, fmt.Errorf("step %s: no atlas among its inputs: champion-select reads the atlas an aggregate step writes (needs: [aggregate])", t.Step)
 	}
+	ch, err := champion.SelectAtlas(ctx, t.Files, ev.Atlas, t.Campaign.Campaign, champion.Options{FocusMetric: p.FocusMetric, TPOTSLOMs: p.TPOTSLOMs, TopX: p.TopX})
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("step %s: %w", t.Step, err)
 	}
-	if err := champion.Write(t.Dir, ch); err != nil {
+	rel, err := champion.Write(t.Dir, ch)
+	if err != nil {
 		return engine.Result{}, fmt.Errorf("step %s: %w", t.Step, err)
 	}
 	res := &Result{Champion: ch.Champion, Baseline: ch.Baseline, Delivery: ch.Delivery, FocusMetric: ch.FocusMetric,
@@ -194,5 +196,18 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	for _, w := range ch.Warnings {
 		fmt.Fprintf(log, "warning: champion-select: %s\n", w)
 	}
-	return engine.Result{Value: res, Outputs: []string{champion.File}, Summary: ch.Recommendation}, nil
+	res.File = rel
+	return engine.Result{Value: res, Outputs: []string{rel}, Summary: ch.Recommendation}, nil
 }
+
+// upstreamResults are the results of the step's inputs, for campaigndir.Collect.
+func upstreamResults(t *engine.Task) []any {
+	out := make([]any, 0, len(t.Upstream))
+	for _, u := range t.Upstream {
+		out = append(out, u.Result)
+	}
+	return out
+}
+
+// Evidence offers the decision downstream (render, strict-publish).
+func (r *Result) Evidence() campaigndir.Evidence { return campaigndir.Evidence{Champion: r.File} }

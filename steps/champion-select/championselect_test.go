@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/champion-select"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	championselect "github.com/perfdag/perfdag/steps/champion-select"
 	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
@@ -27,7 +27,8 @@ cells:
   - {id: sgl, arm: sgl, engine: sglang, delivery: release, workload: {shape: aa-1k}, concurrencies: [1, 2, 4]}
   - {id: patch, arm: patch, engine: vllm, delivery: infr-patch, workload: {shape: aa-1k}, concurrencies: [1, 2, 4]}
 pipeline:
-  - {id: atlas, kind: aggregate}
+  - {id: run, kind: run-shape}
+  - {id: atlas, kind: aggregate, needs: [run]}
   - {id: champion, kind: champion-select, needs: [atlas]` + with + `}
 `
 }
@@ -61,15 +62,15 @@ func TestChampionThroughEngine(t *testing.T) {
 		// TPOT SLO 50 ms: base c4 = 200, sgl c4 = 1.25 × 200 = 250, patch's c4 (TPOT 60)
 		// is out, so patch's best is c2 = 1.5 × 100 = 150. Champion sgl: (250 − 200) ÷ 200 = +25 %.
 		{"default SLO", "", championselect.Result{Champion: "sgl", Baseline: "base", Delivery: "release",
-			FocusMetric: "output_tok_s_per_gpu", FocusValue: 250, DeltaPct: 25, VsBaseline: true, Rigor: "L1", Arms: 3}, run.OutRan},
+			FocusMetric: "output_tok_s_per_gpu", FocusValue: 250, DeltaPct: 25, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
 		// TPOT SLO 70 ms admits patch's c4 = 1.5 × 200 = 300: (300 − 200) ÷ 200 = +50 %, and
 		// the recommendation is evidence for infr-patch only.
 		{"looser SLO", ", with: {tpot_slo_ms: 70}", championselect.Result{Champion: "patch", Baseline: "base", Delivery: "infr-patch",
-			FocusMetric: "output_tok_s_per_gpu", FocusValue: 300, DeltaPct: 50, VsBaseline: true, Rigor: "L1", Arms: 3}, run.OutRan},
+			FocusMetric: "output_tok_s_per_gpu", FocusValue: 300, DeltaPct: 50, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
 		// Ranking by request throughput (0.5·c req/s for every arm): all arms tie at 2 req/s
 		// and the tie goes to the arm name in order: base itself, delta 0.
 		{"other metric", ", with: {focus_metric: request_throughput, tpot_slo_ms: 70}", championselect.Result{Champion: "base", Baseline: "base", Delivery: "release",
-			FocusMetric: "request_throughput", FocusValue: 2, DeltaPct: 0, VsBaseline: true, Rigor: "L1", Arms: 3}, run.OutRan},
+			FocusMetric: "request_throughput", FocusValue: 2, DeltaPct: 0, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestChampionThroughEngine(t *testing.T) {
 				t.Errorf("result\n got %+v\nwant %+v", res, tc.want)
 			}
 			var ch schema.Champion
-			b, err := os.ReadFile(filepath.Join(dir, "champion.json"))
+			b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Champion()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,10 +113,10 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		name, src, want string
 		line            int
 	}{
-		{"focus metric", campaign(", with: {focus_metric: ttft}"), `focus_metric "ttft" is not a metric`, 12},
-		{"negative slo", campaign(", with: {tpot_slo_ms: -5}"), "tpot_slo_ms must be positive", 12},
-		{"negative top_x", campaign(", with: {top_x: -1}"), "top_x must be positive", 12},
-		{"no aggregate needed", strings.Replace(campaign(""), "needs: [atlas]", "needs: []", 1), "does not need an aggregate step", 12},
+		{"focus metric", campaign(", with: {focus_metric: ttft}"), `focus_metric "ttft" is not a metric`, 13},
+		{"negative slo", campaign(", with: {tpot_slo_ms: -5}"), "tpot_slo_ms must be positive", 13},
+		{"negative top_x", campaign(", with: {top_x: -1}"), "top_x must be positive", 13},
+		{"no aggregate needed", strings.Replace(campaign(""), "needs: [atlas]", "needs: []", 1), "does not need an aggregate step", 13},
 		{"no arms", strings.NewReplacer("arm: base, baseline: true, ", "", "arm: sgl, ", "", "arm: patch, ", "").Replace(campaign("")), "no cell has an arm", 7},
 		{"two baselines", strings.Replace(campaign(""), "arm: sgl,", "arm: sgl, baseline: true,", 1), "arm base is the baseline already", 8},
 		{"baseline without arm", strings.Replace(campaign(""), "arm: sgl,", "baseline: true,", 1), "is marked baseline but has no arm", 8},
@@ -137,10 +138,10 @@ func TestNoAtlasNamesTheFix(t *testing.T) {
 	dir := t.TempDir()
 	task := &engine.Task{Node: "champion", Step: "champion", Campaign: &schema.Campaign{Campaign: "ab"}, Params: &championselect.Params{}, Dir: dir}
 	_, err := championselect.Kind.Run(context.Background(), task)
-	if err == nil || !strings.Contains(err.Error(), "atlas.jsonl does not exist") || !strings.Contains(err.Error(), "needs: [aggregate]") {
+	if err == nil || !strings.Contains(err.Error(), "no atlas among its inputs") || !strings.Contains(err.Error(), "needs: [aggregate]") {
 		t.Errorf("error %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "champion.json")); err == nil {
+	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Champion())); err == nil {
 		t.Error("champion.json written without an atlas")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 )
 
@@ -64,7 +65,14 @@ type Result struct {
 	DRAMActiveAvg        float64 `json:"dram_active_avg"`         // mean DRAM activity ratio over points with it
 	SMActiveAvg          float64 `json:"sm_active_avg"`           // mean SM activity ratio over points with it
 	MissingPointFiles    int     `json:"missing_point_files"`     // requested concurrencies without a point.json
-	MissingExporterFiles int     `json:"missing_exporter_files"`  // measured points without dcgm_samples (exporter source)
+	MissingExporterFiles int     `json:"missing_exporter_files"`  // measured points without exporter samples (exporter source)
+	Cell                 string  `json:"cell"`
+	Correlation          string  `json:"correlation,omitempty"` // the correlation file; "" without a source
+}
+
+// DCGMFiles offers the cell's correlation downstream (an empty path without a source).
+func (r *Result) DCGMFiles() campaigndir.DCGMFiles {
+	return campaigndir.DCGMFiles{Cell: r.Cell, Correlation: r.Correlation}
 }
 
 // defaultSource is what a step without with.source reads for a cell on endpoint ep.
@@ -188,5 +196,5 @@ func digestFile(path string) string {
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
-	return fmt.Sprintf("%d:%x", len(b), sha(b))
+	return fmt.Sprintf("%d:%s", len(b), campaigndir.Digest(b))
 }

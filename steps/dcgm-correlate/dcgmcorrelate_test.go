@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,9 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/dcgm-correlate"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	dcgmcorrelate "github.com/perfdag/perfdag/steps/dcgm-correlate"
+	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
 	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
 	"github.com/perfdag/perfdag/steps/testkit"
 	"github.com/perfdag/perfdag/steps/testkit/stepstest"
@@ -35,7 +36,8 @@ defaults: {hardware: B200, quant: FP8, tensor_parallel: 2}
 cells:
   - {id: a, workload: {shape: aa-1k}, concurrencies: [1, 2]}
 pipeline:
-  - {id: dcgm, kind: dcgm-correlate` + with + `}
+  - {id: run, kind: run-shape}
+  - {id: dcgm, kind: dcgm-correlate, needs: [run]` + with + `}
 `
 }
 
@@ -43,7 +45,7 @@ pipeline:
 func points(t *testing.T, dir string) {
 	for _, c := range []int{1, 2} {
 		start, end := window(c)
-		testkit.WriteJSON(t, filepath.Join(dir, "cells", "a", "raw", "c"+strconv.Itoa(c), "point.json"), schema.Point{
+		stepstest.WritePoint(t, dir, schema.Point{
 			Schema: "point_v1", Cell: "a", Concurrency: c, NumPrompts: 4 * c, RequestCount: 4 * c, Status: "ok",
 			StartedAt: start.Format(time.RFC3339Nano), EndedAt: end.Format(time.RFC3339Nano), OutputTokenThroughput: 400 * float64(c),
 		})
@@ -53,7 +55,7 @@ func points(t *testing.T, dir string) {
 func readCorrelation(t *testing.T, dir string) schema.DCGMCorrelation {
 	t.Helper()
 	var c schema.DCGMCorrelation
-	b, err := os.ReadFile(filepath.Join(dir, "cells", "a", "dcgm_correlation.json"))
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.DCGMCorrelation("a")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestSameMeansFromEverySource(t *testing.T) {
 		}},
 		{"exporter", ", dcgm_url: \"http://node-7:9400/metrics\"", "", func(t *testing.T, dir, base string) {
 			for _, c := range []int{1, 2} {
-				if _, err := dcgmcorrelate.WriteSamples(dir, "a", c, "http://node-7:9400/metrics", samplesOf(all, c), promscrape.PollStats{Scrapes: 9}); err != nil {
+				if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", c), dcgm.NewSamples("a", c, "http://node-7:9400/metrics", samplesOf(all, c), promscrape.PollStats{Scrapes: 9})); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -162,7 +164,7 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 	t.Run("exporter file missing for c2", func(t *testing.T) {
 		dir := t.TempDir()
 		points(t, dir)
-		if _, err := dcgmcorrelate.WriteSamples(dir, "a", 1, "sim://", samplesOf(all, 1), promscrape.PollStats{}); err != nil {
+		if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", 1), dcgm.NewSamples("a", 1, "sim://", samplesOf(all, 1), promscrape.PollStats{})); err != nil {
 			t.Fatal(err)
 		}
 		out, recs := stepstest.Run(t, dir, t.TempDir(), strings.Replace(campaign("", ""), `"http://127.0.0.1:9"`, `"sim://"`, 1), nil)
@@ -190,8 +192,8 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 		if !strings.Contains(msg, "a.yaml:2:") || !strings.Contains(msg, "units.power") || !strings.Contains(msg, "mW") {
 			t.Errorf("error does not name the file, line and unit: %s", msg)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "cells", "a", "dcgm_correlation.json")); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("a failed correlation left dcgm_correlation.json behind (%v)", err)
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.DCGMCorrelation("a"))); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a failed correlation left its file behind (%v)", err)
 		}
 	})
 }
@@ -225,15 +227,15 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		name, src, want string
 		line            int
 	}{
-		{"unknown source", campaign("", `, with: {source: dcgmi}`), `source "dcgmi" is not one of frozen, prometheus, exporter`, 9},
-		{"frozen without file", campaign("", `, with: {source: frozen}`), "source frozen needs file:", 9},
-		{"prometheus without url", campaign("", `, with: {source: prometheus}`), "source prometheus needs url:", 9},
-		{"prometheus bad url", campaign("", `, with: {url: "prometheus:9090"}`), "an http(s) base URL", 9},
-		{"no source at all", campaign("", ""), "exporter samples need a dcgm_url", 9},
-		{"file with exporter", campaign(`, dcgm_url: "http://n:9400/metrics"`, `, with: {source: exporter, file: x.yaml}`), "file is read only by source frozen", 9},
-		{"prometheus settings with frozen", campaign("", `, with: {file: x.yaml, matcher: "pod=\"x\""}`), "Prometheus settings given, but the source is frozen", 9},
-		{"shared frozen file", withTwo(campaign("", `, with: {source: frozen, file: dcgm.yaml}`)), "all 2 cells would read the same frozen file", 10},
-		{"unknown key", campaign("", `, with: {source: frozen, fiel: x.yaml}`), `unknown key "fiel"`, 9},
+		{"unknown source", campaign("", `, with: {source: dcgmi}`), `source "dcgmi" is not one of frozen, prometheus, exporter`, 10},
+		{"frozen without file", campaign("", `, with: {source: frozen}`), "source frozen needs file:", 10},
+		{"prometheus without url", campaign("", `, with: {source: prometheus}`), "source prometheus needs url:", 10},
+		{"prometheus bad url", campaign("", `, with: {url: "prometheus:9090"}`), "an http(s) base URL", 10},
+		{"no source at all", campaign("", ""), "exporter samples need a dcgm_url", 10},
+		{"file with exporter", campaign(`, dcgm_url: "http://n:9400/metrics"`, `, with: {source: exporter, file: x.yaml}`), "file is read only by source frozen", 10},
+		{"prometheus settings with frozen", campaign("", `, with: {file: x.yaml, matcher: "pod=\"x\""}`), "Prometheus settings given, but the source is frozen", 10},
+		{"shared frozen file", withTwo(campaign("", `, with: {source: frozen, file: dcgm.yaml}`)), "all 2 cells would read the same frozen file", 11},
+		{"unknown key", campaign("", `, with: {source: frozen, fiel: x.yaml}`), `unknown key "fiel"`, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -256,7 +258,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 
 // TestDefaultPipelineCellWithoutExporter: the default pipeline correlates every cell once any
 // endpoint exports DCGM; a cell on an endpoint that does not validates, and its node records
-// it ungrounded and removes a stale correlation instead of failing.
+// it ungrounded, naming no correlation file (a stale one is never read), instead of failing.
 func TestDefaultPipelineCellWithoutExporter(t *testing.T) {
 	src := `version: 1
 campaign: mixed
@@ -271,8 +273,7 @@ cells:
 		t.Fatalf("default pipeline rejected: %v", err)
 	}
 	dir := t.TempDir()
-	stale := filepath.Join(dir, "cells", "b", "dcgm_correlation.json")
-	testkit.WriteFile(t, stale, "{}")
+	testkit.WriteFile(t, campaigndir.Abs(dir, campaigndir.DCGMCorrelation("b")), "{}")
 	task := &engine.Task{Node: "dcgm-correlate[b]", Step: "dcgm-correlate", Campaign: &schema.Campaign{Campaign: "mixed"},
 		Cell: &schema.Cell{ID: "b", Endpoint: "other", Concurrencies: []int{1}}, Endpoint: &schema.Endpoint{URL: "http://127.0.0.1:9"},
 		Params: &dcgmcorrelate.Params{}, Dir: dir, BaseDir: dir}
@@ -284,7 +285,7 @@ cells:
 	if res.Source != "none" || res.DCGMGrounded || res.SolRigor != "L1" || len(out.Outputs) != 0 {
 		t.Errorf("result %+v, outputs %v", res, out.Outputs)
 	}
-	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("stale correlation kept (%v)", err)
+	if res.Correlation != "" {
+		t.Errorf("result names correlation %q for a cell without a source", res.Correlation)
 	}
 }

@@ -2,13 +2,15 @@ package dcgmcorrelate
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	runshape "github.com/perfdag/perfdag/steps/run-shape"
 	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
 	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
 	"github.com/perfdag/perfdag/steps/testkit"
@@ -51,10 +53,22 @@ func TestPointsWindows(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
+			files := campaigndir.PointFiles{Cell: "a", Concurrency: 4}
 			for name, s := range tc.files {
-				testkit.WriteFile(t, filepath.Join(dir, "cells", "a", "raw", "c4", name), s)
+				rel := campaigndir.Point("a", 4)
+				if name == "records.jsonl" {
+					rel = campaigndir.Records("a", 4)
+					files.Records = rel
+				} else {
+					files.Point = rel
+				}
+				testkit.WriteFile(t, campaigndir.Abs(dir, rel), s)
 			}
-			pts, err := Points(dir, &schema.Cell{ID: "a", Concurrencies: []int{4, 4}})
+			var ups []engine.Upstream
+			if files.Point != "" {
+				ups = append(ups, engine.Upstream{Result: runshape.ResultOf(schema.Point{}, files)})
+			}
+			pts, err := Points(campaigndir.Unrecorded(dir), &schema.Cell{ID: "a", Concurrencies: []int{4, 4}}, ups)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.err)
@@ -77,32 +91,36 @@ func TestPointsWindows(t *testing.T) {
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
-// TestSamplesRoundTrip writes a point's samples as run-shape will and reads them back; a file
-// claiming another cell, concurrency or schema is refused with the field named.
+// TestSamplesRoundTrip writes a point's samples as run-shape does and reads them back as
+// dcgm-correlate does; a record claiming another cell, concurrency or schema is refused with
+// the field named.
 func TestSamplesRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)
 	in := []dcgm.GPUSample{{At: at, GPU: "0", DCGMFields: schema.DCGMFields{SMActive: schema.F(0.5)}}}
-	rel, err := WriteSamples(dir, "a", 8, "http://user:pw@node:9400/metrics?x=1", in, promscrape.PollStats{Scrapes: 3, Failures: 1})
+	rel, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", 8),
+		dcgm.NewSamples("a", 8, "http://user:pw@node:9400/metrics?x=1", in, promscrape.PollStats{Scrapes: 3, Failures: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rel != filepath.Join("cells", "a", "dcgm_samples", "c8.json") {
-		t.Errorf("path %s", rel)
-	}
-	raw, _ := os.ReadFile(filepath.Join(dir, rel))
+	raw, _ := os.ReadFile(campaigndir.Abs(dir, rel))
 	if strings.Contains(string(raw), "pw") || strings.Contains(string(raw), "x=1") {
 		t.Errorf("exporter URL not redacted: %s", raw)
 	}
-	doc, found, err := ReadSamples(dir, "a", 8)
-	if err != nil || !found {
-		t.Fatalf("read: %v (found %v)", err, found)
+	r := campaigndir.Unrecorded(dir)
+	read := func() (dcgm.Samples, error) {
+		var doc dcgm.Samples
+		if err := r.JSON(rel, &doc); err != nil {
+			return doc, err
+		}
+		return doc, doc.Check(rel, "a", 8)
+	}
+	doc, err := read()
+	if err != nil {
+		t.Fatalf("read: %v", err)
 	}
 	if len(doc.Samples) != 1 || !doc.Samples[0].At.Equal(at) || *doc.Samples[0].SMActive != 0.5 || doc.Scrapes != 3 || doc.Failures != 1 {
 		t.Errorf("round trip %+v", doc)
-	}
-	if _, found, err := ReadSamples(dir, "a", 16); found || err != nil {
-		t.Errorf("absent file: found %v, err %v", found, err)
 	}
 	bad := []struct{ body, want string }{
 		{`{"schema": "dcgm_samples_v1", "cell": "b", "concurrency": 8, "samples": []}`, "field cell"},
@@ -112,8 +130,8 @@ func TestSamplesRoundTrip(t *testing.T) {
 		{`{"schema": "dcgm_samples_v1", "cell": "a", "concurrency": 8, "sample": []}`, "unknown field"},
 	}
 	for _, b := range bad {
-		testkit.WriteFile(t, filepath.Join(dir, rel), b.body)
-		if _, _, err := ReadSamples(dir, "a", 8); err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "c8.json") {
+		testkit.WriteFile(t, campaigndir.Abs(dir, rel), b.body)
+		if _, err := read(); err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "c8.json") {
 			t.Errorf("%s: error %v, want the file and %q", b.body, err, b.want)
 		}
 	}

@@ -5,12 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,55 +14,57 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
 )
-
-// CorrelationFile is the record this kind writes in the cell's directory.
-const CorrelationFile = "dcgm_correlation.json"
 
 // Point is one measured point as dcgm-correlate sees it: its window and output throughput.
 type Point struct {
 	Concurrency   int
 	Window        dcgm.Window // zero Start/End when the point was not measured
 	OutputTokPerS float64     // whole endpoint; 0 when unmeasured
-	Measured      bool        // a point.json exists
+	Measured      bool        // its measurement's result names a point file
+	Files         campaigndir.PointFiles
 }
 
-// Points reads the window and output tok/s of each of a cell's concurrencies from
-// raw/c<N>/point.json: started_at/ended_at, or — when those are missing — the first start and
-// last end of the profiling requests in records.jsonl. A concurrency without point.json is
-// returned unmeasured; a malformed file is an error naming the file and field.
-func Points(campaignDir string, cell *schema.Cell) ([]Point, error) {
+// Points reads the window and output tok/s of each of a cell's concurrencies from the points
+// its upstream measurements name: started_at/ended_at of the point file, or — when those are
+// missing — the first start and last end of the profiling requests of its records. A
+// concurrency no upstream measured is returned unmeasured; a malformed file is an error naming
+// the file and field.
+func Points(r campaigndir.Reader, cell *schema.Cell, upstream []engine.Upstream) ([]Point, error) {
+	measured := map[int]campaigndir.PointFiles{}
+	for _, u := range upstream {
+		if po, ok := u.Result.(campaigndir.PointOutput); ok && po.PointFiles().Cell == cell.ID {
+			measured[po.PointFiles().Concurrency] = po.PointFiles()
+		}
+	}
 	concs := slices.Clone(cell.Concurrencies)
 	slices.Sort(concs)
 	concs = slices.Compact(concs)
 	out := make([]Point, 0, len(concs))
 	for _, c := range concs {
-		raw := filepath.Join(atlas.CellDir(campaignDir, cell.ID), "raw", "c"+strconv.Itoa(c))
 		pt := Point{Concurrency: c, Window: dcgm.Window{Concurrency: c}}
-		path := filepath.Join(raw, "point.json")
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		files, ok := measured[c]
+		if !ok || files.Point == "" {
 			out = append(out, pt)
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
 		var p schema.Point
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", path, err)
+		if err := r.JSON(files.Point, &p); err != nil {
+			return nil, err
 		}
-		pt.Measured, pt.OutputTokPerS = true, p.OutputTokenThroughput
+		path := files.Point
+		pt.Measured, pt.OutputTokPerS, pt.Files = true, p.OutputTokenThroughput, files
+		var err error
 		if pt.Window.Start, err = parseTime(path, "started_at", p.StartedAt); err != nil {
 			return nil, err
 		}
 		if pt.Window.End, err = parseTime(path, "ended_at", p.EndedAt); err != nil {
 			return nil, err
 		}
-		if pt.Window.Start.IsZero() || pt.Window.End.IsZero() {
-			start, end, err := recordsWindow(filepath.Join(raw, "records.jsonl"))
+		if (pt.Window.Start.IsZero() || pt.Window.End.IsZero()) && files.Records != "" {
+			start, end, err := recordsWindow(r, files.Records)
 			if err != nil {
 				return nil, err
 			}
@@ -91,38 +89,33 @@ func parseTime(path, field, v string) (time.Time, error) {
 	return t, nil
 }
 
-// recordsWindow is the first start and last end of the profiling requests of records.jsonl;
-// zero times when the file does not exist.
-func recordsWindow(path string) (start, end time.Time, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return start, end, nil
-	}
+// recordsWindow is the first start and last end of the profiling requests of a records file.
+func recordsWindow(r campaigndir.Reader, rel string) (start, end time.Time, err error) {
+	b, err := r.Bytes(rel)
 	if err != nil {
-		return start, end, fmt.Errorf("read %s: %w", path, err)
+		return start, end, err
 	}
-	defer f.Close()
 	var first, last int64
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var r schema.RequestRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return start, end, fmt.Errorf("%s:%d: %w", path, line, err)
+		var rec schema.RequestRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return start, end, fmt.Errorf("%s:%d: %w", rel, line, err)
 		}
-		if r.Phase != "profiling" || r.StartNs <= 0 {
+		if rec.Phase != "profiling" || rec.StartNs <= 0 {
 			continue
 		}
-		if first == 0 || r.StartNs < first {
-			first = r.StartNs
+		if first == 0 || rec.StartNs < first {
+			first = rec.StartNs
 		}
-		last = max(last, r.EndNs, r.LastContentNs)
+		last = max(last, rec.EndNs, rec.LastContentNs)
 	}
 	if err := sc.Err(); err != nil {
-		return start, end, fmt.Errorf("read %s: %w", path, err)
+		return start, end, fmt.Errorf("read %s: %w", rel, err)
 	}
 	if first > 0 && last >= first {
 		start, end = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
@@ -140,7 +133,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		log = io.Discard
 	}
 	cell := t.Cell
-	points, err := Points(t.Dir, cell)
+	points, err := Points(t.Files, cell, t.Upstream)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("cell %s: %w", cell.ID, err)
 	}
@@ -169,37 +162,27 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		}
 	}
 	if len(unmeasured) > 0 {
-		fmt.Fprintf(log, "dcgm-correlate %s: no point.json for %s (not measured yet, or failed before writing)\n", cell.ID, strings.Join(unmeasured, ", "))
+		fmt.Fprintf(log, "dcgm-correlate %s: no measured point for %s (not measured, or failed before writing)\n", cell.ID, strings.Join(unmeasured, ", "))
 	}
 	corr, err := dcgm.Correlate(ctx, src, windows, tps, cell.GPUs)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("cell %s: %w", cell.ID, err)
 	}
 	corr.Cell = cell.ID
-	b, err := atlas.EncodeJSON(corr)
+	rel, err := campaigndir.WriteJSON(t.Dir, campaigndir.DCGMCorrelation(cell.ID), corr)
 	if err != nil {
-		return engine.Result{}, fmt.Errorf("encode %s: %w", CorrelationFile, err)
-	}
-	rel := filepath.Join("cells", cell.ID, CorrelationFile)
-	if err := os.MkdirAll(filepath.Join(t.Dir, "cells", cell.ID), 0o755); err != nil {
-		return engine.Result{}, fmt.Errorf("write %s: %w", rel, err)
-	}
-	if err := atlas.WriteFileAtomic(filepath.Join(t.Dir, rel), b); err != nil {
 		return engine.Result{}, err
 	}
+	res.Cell, res.Correlation = cell.ID, rel
 	summarize(res, &corr)
 	return engine.Result{Value: res, Outputs: []string{rel}, Summary: summaryLine(res, &corr)}, nil
 }
 
 // noSource records a cell whose endpoint exports no DCGM (the default pipeline correlates every
-// cell once any endpoint does): ungrounded, and no correlation file — a stale one from an
-// earlier configuration is removed, so the atlas never joins telemetry that no longer applies.
+// cell once any endpoint does): ungrounded, and no correlation file named, so the atlas never
+// joins telemetry an earlier configuration left behind.
 func noSource(t *engine.Task, res *Result) (engine.Result, error) {
 	res.Source, res.SolRigor = "none", schema.RigorL1
-	path := filepath.Join(atlas.CellDir(t.Dir, t.Cell.ID), CorrelationFile)
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return engine.Result{}, fmt.Errorf("remove stale %s: %w", path, err)
-	}
 	return engine.Result{Value: res, Summary: fmt.Sprintf("not grounded (L1): endpoint %q has no dcgm_url and no source is configured", t.Cell.Endpoint)}, nil
 }
 

@@ -36,13 +36,16 @@ func openSource(_ context.Context, t *engine.Task, p *Params, source string, poi
 			if !pt.Measured {
 				continue
 			}
-			doc, found, err := ReadSamples(t.Dir, t.Cell.ID, pt.Concurrency)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
+			if pt.Files.DCGMSamples == "" {
 				missing = append(missing, pt.Concurrency)
 				continue
+			}
+			var doc dcgm.Samples
+			if err := t.Files.JSON(pt.Files.DCGMSamples, &doc); err != nil {
+				return nil, err
+			}
+			if err := doc.Check(pt.Files.DCGMSamples, t.Cell.ID, pt.Concurrency); err != nil {
+				return nil, err
 			}
 			if doc.Failures > 0 {
 				fmt.Fprintf(log, "dcgm-correlate %s c%d: %d of %d exporter fetches failed during the window\n", t.Cell.ID, pt.Concurrency, doc.Failures, doc.Failures+doc.Scrapes)
@@ -52,7 +55,7 @@ func openSource(_ context.Context, t *engine.Task, p *Params, source string, poi
 		}
 		res.MissingExporterFiles = len(missing)
 		if len(missing) > 0 {
-			fmt.Fprintf(log, "dcgm-correlate %s: no exporter samples for concurrencies %v (%s missing): those points stay ungrounded\n", t.Cell.ID, missing, SamplesPath(t.Cell.ID, missing[0]))
+			fmt.Fprintf(log, "dcgm-correlate %s: no exporter samples for concurrencies %v: those points stay ungrounded\n", t.Cell.ID, missing)
 		}
 		url := exporter
 		if url == "" && t.Endpoint != nil {

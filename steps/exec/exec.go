@@ -29,13 +29,28 @@ var Kind = engine.Kind{
 	AnyScope: true,
 	Version:  "1",
 	Doc:      "run a command; a JSON object on stdout becomes the result gates read",
-	Params:   func() any { return &schema.ExecSpec{} },
+	Params:   func() any { return &Params{} },
 	Check:    check,
 	Run:      run,
+	// A command after a measurement usually acts on it (deploy, promote): a fail gate standing
+	// on what it reads blocks it, unless always: true (notify, clean up).
+	ActsOnPass: func(t *engine.Task) bool {
+		p, _ := t.Params.(*Params)
+		return p == nil || !p.Always
+	},
+}
+
+// Params are exec's `with:`.
+type Params struct {
+	Command []string          `yaml:"command" json:"command" doc:"argv: program and arguments (no shell)"`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty" doc:"extra environment variables"`
+	Dir     string            `yaml:"dir,omitempty" json:"dir,omitempty" doc:"working directory (default: the campaign directory)"`
+	Timeout schema.Duration   `yaml:"timeout,omitempty" json:"timeout,omitempty" doc:"kill the command after this long (e.g. 30s)"`
+	Always  bool              `yaml:"always,omitempty" json:"always,omitempty" doc:"run even when a fail gate stands on a step it reads (notifications, cleanup); default false: a fail gate blocks it"`
 }
 
 func check(_ *schema.Campaign, step *schema.PipelineStep, params any) []error {
-	p, _ := params.(*schema.ExecSpec)
+	p, _ := params.(*Params)
 	if p == nil || len(p.Command) == 0 {
 		return []error{fmt.Errorf("step %s: with.command is required, e.g. command: [./deploy.sh, --model, m]", step.ID)}
 	}
@@ -51,7 +66,7 @@ type Result struct {
 const maxStdout = 1 << 20
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
-	p := t.Params.(*schema.ExecSpec)
+	p := t.Params.(*Params)
 	if p.Timeout.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.Timeout.Duration)

@@ -128,6 +128,7 @@ func atlasTable() Table {
 				"tokens_per_watt"),
 			[]Column{flag("dcgm_grounded"), txt("sol_rigor"), list("flags"),
 				{Name: "extra_json", Type: JSON, Field: "extra", Null: true, JSON: true, Doc: "the row's extra map (roofline coordinates, point_status, ...) as JSON"},
+				{Name: "gates_json", Type: JSON, Field: "gates", Null: true, JSON: true, Doc: "quality-gate verdicts that did not pass on the point (warn or fail): published evidence, never dropped"},
 				rowJSON("atlas_v1")},
 		),
 		Key: []string{ColCampaignID, "cell_id", "concurrency", ColInputKey},

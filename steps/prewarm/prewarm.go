@@ -7,12 +7,12 @@ package prewarm
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/session"
 	"github.com/perfdag/perfdag/steps/measure/workload"
 )
@@ -92,7 +92,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 			return engine.Result{}, err
 		}
 	}
-	rel, err := session.WriteRecords(t.Dir, filepath.Join(session.CellDir(t.Cell.ID), "raw", "prewarm.jsonl"), records)
+	rel, err := campaigndir.WriteLines(t.Dir, campaigndir.PrewarmRecords(t.Cell.ID), records)
 	if err != nil {
 		return engine.Result{}, err
 	}

@@ -1,29 +1,28 @@
-// Package render is the render step kind: the campaign's PDF report (report.pdf) from what the
-// campaign directory holds — atlas, TPM and cost, DCGM, roofline, champion, spec decode — with
-// every page present and a one-line note where its data is missing.
+// Package render is the render step kind: the campaign's PDF report from the evidence its
+// upstream steps name — atlas, TPM and cost, DCGM, roofline, champion, spec decode — and the
+// gate verdicts of every step it reads from, with every page present and a one-line note where
+// its data is missing. A fail gate never stops it: the report shows the failing points.
 package render
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
 )
 
-// File is the report's name in the campaign directory.
-const File = "report.pdf"
-
 // Kind is the render step kind.
 var Kind = engine.Kind{
-	Name:     "render",
-	Scope:    engine.ScopeCampaign,
-	Version:  "1",
-	Tolerant: true,
-	Doc:      "the PDF report: scatter, heatmap, AA, TPM, DCGM, roofline, champion and spec pages",
-	Result:   Result{},
+	Name:          "render",
+	Scope:         engine.ScopeCampaign,
+	Version:       "2",
+	Tolerant:      true,
+	ReadsVerdicts: true,
+	Doc:           "the PDF report: scatter, heatmap, AA, TPM, DCGM, roofline, champion and spec pages",
+	Result:        Result{},
 	Inputs: func(t *engine.Task) any {
 		c := t.Campaign
 		return map[string]any{"campaign": c.Campaign, "kind": c.Kind, "description": c.Description, "report": c.Report,
@@ -32,32 +31,42 @@ var Kind = engine.Kind{
 	Run: run,
 }
 
-// Result lists which pages had data.
+// Result lists which pages had data, and passes the evidence on (strict-publish reads it).
 type Result struct {
-	Pages        int      `json:"pages"`
-	PagesMissing []string `json:"pages_missing"`
-	Rows         int      `json:"rows"`
+	Pages        int                  `json:"pages"`
+	PagesMissing []string             `json:"pages_missing"`
+	Rows         int                  `json:"rows"`
+	Files        campaigndir.Evidence `json:"files"`
 }
 
+// Evidence offers the report and what it was built from downstream.
+func (r *Result) Evidence() campaigndir.Evidence { return r.Files }
+
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
-	in, err := report.Load(t.Dir)
+	var ups []any
+	for _, u := range t.Upstream {
+		ups = append(ups, u.Result)
+	}
+	ev := campaigndir.Collect(ups)
+	in, err := Input(ctx, t.Files, ev, t.Campaign, t.Verdicts)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("load the campaign's results: %w", err)
 	}
-	in.Campaign = t.Campaign // defaults merged, ${VAR} interpolated
-	if err := report.Render(ctx, in, filepath.Join(t.Dir, File)); err != nil {
+	rel := campaigndir.Report()
+	if err := report.Render(ctx, in, campaigndir.Abs(t.Dir, rel)); err != nil {
 		return engine.Result{}, err
 	}
-	res := &Result{Rows: len(in.Atlas)}
+	ev.Report = rel
+	res := &Result{Rows: len(in.Atlas), Files: ev}
 	for _, p := range report.Contents(in) {
 		res.Pages++
 		if !p.HasData {
 			res.PagesMissing = append(res.PagesMissing, p.Title)
 		}
 	}
-	sum := fmt.Sprintf("%s: %d pages", File, res.Pages)
+	sum := fmt.Sprintf("%s: %d pages", rel, res.Pages)
 	if len(res.PagesMissing) > 0 {
 		sum += " (no data: " + strings.Join(res.PagesMissing, ", ") + ")"
 	}
-	return engine.Result{Value: res, Outputs: []string{File}, Summary: sum}, nil
+	return engine.Result{Value: res, Outputs: []string{rel}, Summary: sum}, nil
 }

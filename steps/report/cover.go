@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/perfdag/perfdag/engine/gate"
-
 	"fmt"
 	"maps"
 	"slices"
@@ -69,7 +67,7 @@ func coverPage(d *doc, v *view, _ *artwork) {
 }
 
 // gateLines summarises the gate verdicts: every refusal and warning by gate, or that all passed.
-func gateLines(vs []gate.Verdict) []string {
+func gateLines(vs []schema.GateVerdict) []string {
 	if len(vs) == 0 {
 		return []string{"No quality gates were evaluated in this campaign."}
 	}
@@ -108,7 +106,7 @@ func gateLines(vs []gate.Verdict) []string {
 			nodes = strings.Join(g.nodes[:6], ", ") + fmt.Sprintf(" and %d more", len(g.nodes)-6)
 		}
 		label := "WARNING"
-		if g.severity == gate.Fail {
+		if g.severity == schema.SeverityFail {
 			label = "REFUSED"
 		}
 		out = append(out, fmt.Sprintf("%s %s (%s): %s — on %s", label, id, g.severity, g.why, nodes))
@@ -247,14 +245,18 @@ func settleCaveat(c *schema.Campaign) string {
 	return "Settle discipline: used (" + strings.Join(parts, "; ") + ")."
 }
 
-// sourceFields names the code under test: campaign source block first, then SOURCE.md, then
+// sourceFields names the code under test: campaign source block first, then the run record, then
 // what the atlas and roofline provenance recorded. The API key's value is never shown.
 func sourceFields(v *view) [][2]string {
 	var src schema.Source
 	if v.in.Campaign != nil && v.in.Campaign.Source != nil {
 		src = *v.in.Campaign.Source
 	}
-	md := v.in.Source
+	md := map[string]string{}
+	if r := v.in.Run; r != nil && r.Source != nil {
+		md["engine"], md["engine_version"], md["commit"] = r.Source.Engine, r.Source.EngineVersion, r.Source.Commit
+		md["delivery"], md["patch"], md["url"] = r.Source.Delivery, r.Source.Patch, r.Source.URL
+	}
 	var engines, versions, deliveries, models []string
 	for _, r := range v.all {
 		engines, versions = append(engines, r.Engine), append(versions, r.EngineVersion)

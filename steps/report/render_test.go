@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/report/smoke"
 	"github.com/perfdag/perfdag/steps/testkit"
@@ -144,7 +145,7 @@ func TestRenderNeverShowsTheAPIKey(t *testing.T) {
 	in.Campaign.Description = "campaign run with key " + secret
 	in.Campaign.Endpoints = map[string]schema.Endpoint{"main": {
 		URL: "https://bench:hunter2-password@api.example.com/v1?api_key=" + secret, Model: "m", APIKeyEnv: "INFERENCE_API_KEY"}}
-	in.Source = map[string]string{"patch": "applied with token " + secret}
+	in.Run = &campaigndir.Info{Source: &schema.Source{Patch: "applied with token " + secret}}
 	out := filepath.Join(t.TempDir(), "report.pdf")
 	if err := report.Render(context.Background(), in, out); err != nil {
 		t.Fatal(err)

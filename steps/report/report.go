@@ -5,11 +5,10 @@
 package report
 
 import (
-	"github.com/perfdag/perfdag/engine/gate"
-
 	"slices"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // FlagEvicted marks an atlas row measured while the server evicted (preempted) request context
@@ -19,15 +18,15 @@ const FlagEvicted = "evicted"
 // Input is everything the report reads; every part but the atlas may be absent (nil or empty).
 type Input struct {
 	Dir      string                   // campaign directory it was loaded from; "" when built in memory
-	Campaign *schema.Campaign         // config.yaml
-	Atlas    []schema.AtlasRow        // atlas.jsonl
-	TPM      *schema.TPMSummary       // tpm_summary.json
-	DCGM     []schema.DCGMCorrelation // cells/*/dcgm_correlation.json, by cell id
-	Spec     []schema.SpecWindow      // cells/*/spec_metrics/*.json
-	Roofline []schema.RooflineSweep   // cells/*/roofline_sweep.json
-	Champion *schema.Champion         // champion.json
-	Source   map[string]string        // "key: value" fields of SOURCE.md, keys lower-cased
-	Gates    []gate.Verdict           // the quality-gate verdicts of the campaign's nodes
+	Campaign *schema.Campaign         // the frozen campaign, defaults merged
+	Atlas    []schema.AtlasRow        // every cell's rows
+	TPM      *schema.TPMSummary       // the TPM and cost rollup
+	DCGM     []schema.DCGMCorrelation // per-cell DCGM correlations
+	Spec     []schema.SpecWindow      // per-point server-metric windows
+	Roofline []schema.RooflineSweep   // imported roofline sweeps
+	Champion *schema.Champion         // champion-select's decision
+	Run      *campaigndir.Info        // the run's record: perfdag version, host, endpoints, servers
+	Gates    []schema.GateVerdict     // the quality-gate verdicts of the campaign's nodes
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").

@@ -17,6 +17,7 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/catalog"
 	"github.com/perfdag/perfdag/steps/analysis/roofline"
 )
@@ -65,10 +66,12 @@ type Result struct {
 	Hardware        string  `json:"hardware"`
 	Quant           string  `json:"quant"`
 	TensorParallel  int     `json:"tensor_parallel"`
+	// Cells names the files of both cells (the decode cell's with the sweep).
+	Cells []campaigndir.CellFiles `json:"cells"`
 }
 
-// ImportedCells lets aggregate find the cells this import wrote without knowing the kind.
-func (r *Result) ImportedCells() []string { return []string{r.DecodeCell, r.PrefillCell} }
+// WrittenCells lets aggregate include the cells this import wrote without knowing the kind.
+func (r *Result) WrittenCells() []campaigndir.CellFiles { return r.Cells }
 
 // importID is the id the cells are named after: the param, else the step id.
 func importID(p *Params, stepID string) string { return cmp.Or(p.ID, stepID) }
@@ -204,7 +207,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if len(undercount) > 0 {
 		summary += fmt.Sprintf("; WARNING steady_window_undercount (num_prompts < 2c) at %s", strings.Join(undercount, ", "))
 	}
-	return engine.Result{Value: res, Outputs: imp.Outputs, Summary: summary}, nil
+	res.Cells = imp.Cells
+	var outputs []string
+	for _, c := range imp.Cells {
+		outputs = append(outputs, c.Normalized, c.Status)
+		if c.Sweep != "" {
+			outputs = append(outputs, c.Sweep)
+		}
+	}
+	return engine.Result{Value: res, Outputs: outputs, Summary: summary}, nil
 }
 
 // withPath is the decoder path of a step's with: block, for positioned errors; the default

@@ -15,13 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/dcgm-correlate"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/session"
@@ -77,7 +76,13 @@ type Result struct {
 	SteadyWindowUndercount bool     `json:"steady_window_undercount"`
 	UsageMismatches        int      `json:"usage_mismatches"`
 	ErrorClasses           []string `json:"error_classes"`
+	// Files names what the point wrote, for the steps that read it (scrape-spec's second
+	// half, dcgm-correlate, aggregate).
+	Files campaigndir.PointFiles `json:"files"`
 }
+
+// PointFiles offers the point's files downstream.
+func (r *Result) PointFiles() campaigndir.PointFiles { return r.Files }
 
 // inputs is everything a point's numbers depend on — and nothing else, so relabelling a cell's
 // hardware re-runs the atlas, not the benchmark.
@@ -161,25 +166,22 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	records = append(records, profiled...)
-	outputs, err := samplers.save(t, conc)
+	files, err := samplers.save(t, conc)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	raw := filepath.Join(session.CellDir(cell.ID), "raw", "c"+strconv.Itoa(conc))
-	rel, err := session.WriteRecords(t.Dir, filepath.Join(raw, "records.jsonl"), records)
-	if err != nil {
+	if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, conc), records); err != nil {
 		return engine.Result{}, err
 	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint)})
-	prel, err := session.WriteJSON(t.Dir, filepath.Join(raw, "point.json"), point)
-	if err != nil {
+	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
-	res := result(point)
-	out := engine.Result{Value: res, Outputs: append(outputs, rel, prel), Summary: summary(res)}
+	res := ResultOf(point, files)
+	out := engine.Result{Value: res, Outputs: files.List(), Summary: summary(res)}
 	if point.Status == "failed" {
-		return out, fmt.Errorf("no valid request at concurrency %d: %d errors (%s); records in %s", conc, res.ErrorCount, strings.Join(res.ErrorClasses, ", "), rel)
+		return out, fmt.Errorf("no valid request at concurrency %d: %d errors (%s); records in %s", conc, res.ErrorCount, strings.Join(res.ErrorClasses, ", "), files.Records)
 	}
 	return out, nil
 }
@@ -213,7 +215,8 @@ func summary(r *Result) string {
 	return s
 }
 
-func result(p schema.Point) *Result {
+// ResultOf is the result a point's statistics and files give, what gates on run-shape read.
+func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 	v := func(s *schema.Stat, f func(*schema.Stat) float64) float64 {
 		if s == nil {
 			return 0
@@ -238,6 +241,7 @@ func result(p schema.Point) *Result {
 		AAOutputSpeed: p.AAOutputSpeed, MeanISL: p.MeanISL, MeanOSL: p.MeanOSL, WindowS: p.WindowS,
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
+		Files: files,
 	}
 }
 
@@ -270,29 +274,21 @@ func (s *samplers) stop() {
 	}
 }
 
-// SamplesFile and DCGMSamplesFile are where the window's samples land for scrape-spec and
-// dcgm-correlate, relative to the campaign directory.
-func SamplesFile(cell string, conc int) string {
-	return filepath.Join(session.CellDir(cell), "spec_metrics", "readings-c"+strconv.Itoa(conc)+".json")
-}
-
-func (s *samplers) save(t *engine.Task, conc int) ([]string, error) {
-	var out []string
+func (s *samplers) save(t *engine.Task, conc int) (campaigndir.PointFiles, error) {
+	files := campaigndir.PointFiles{Cell: t.Cell.ID, Concurrency: conc}
+	var err error
 	if s.metrics != nil {
 		readings, _ := s.metrics.Stop()
-		rel, err := session.WriteJSON(t.Dir, SamplesFile(t.Cell.ID, conc), readings)
-		if err != nil {
-			return nil, err
+		if files.MetricsSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.MetricsSamples(t.Cell.ID, conc), readings); err != nil {
+			return files, err
 		}
-		out = append(out, rel)
 	}
 	if s.gpus != nil {
 		samples, polls := s.gpus.Stop()
-		rel, err := dcgmcorrelate.WriteSamples(t.Dir, t.Cell.ID, conc, s.dcgmURL, samples, polls)
-		if err != nil {
-			return nil, err
+		doc := dcgm.NewSamples(t.Cell.ID, conc, s.dcgmURL, samples, polls)
+		if files.DCGMSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.DCGMSamples(t.Cell.ID, conc), doc); err != nil {
+			return files, err
 		}
-		out = append(out, rel)
 	}
-	return out, nil
+	return files, nil
 }

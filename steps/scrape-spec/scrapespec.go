@@ -7,20 +7,14 @@ package scrapespec
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
-	"github.com/perfdag/perfdag/steps/measure/session"
-	"github.com/perfdag/perfdag/steps/run-shape"
 	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
 )
 
@@ -48,12 +42,15 @@ type Result struct {
 	PrefixCacheHitRate *float64  `json:"prefix_cache_hit_rate"`
 	KVCacheUsagePeak   *float64  `json:"kv_cache_usage_peak"`
 	RunningPeak        *float64  `json:"num_requests_running_peak"`
+	Scrape             string    `json:"scrape,omitempty"` // the raw /metrics text this half took
+	Window             string    `json:"window,omitempty"` // the spec window (second half only)
+	Cell               string    `json:"cell,omitempty"`
+	Concurrency        int       `json:"concurrency,omitempty"`
 }
 
-func dir(cell string) string { return filepath.Join(session.CellDir(cell), "spec_metrics") }
-
-func raw(cell string, conc int, phase string) string {
-	return filepath.Join(dir(cell), "c"+strconv.Itoa(conc)+"."+phase+".prom")
+// SpecFiles offers the point's metric window downstream (the second half only).
+func (r *Result) SpecFiles() (campaigndir.SpecFiles, bool) {
+	return campaigndir.SpecFiles{Cell: r.Cell, Concurrency: r.Concurrency, Window: r.Window}, r.Window != ""
 }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
@@ -71,49 +68,54 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	cell, conc := t.Cell.ID, t.Concurrency
 	if t.Phase == "before" {
-		rel := raw(cell, conc, "before")
-		if err := write(t.Dir, rel, scrape.Raw); err != nil {
+		rel := campaigndir.Scrape(cell, conc, "before")
+		if err := campaigndir.WriteFile(campaigndir.Abs(t.Dir, rel), scrape.Raw); err != nil {
 			return engine.Result{}, err
 		}
-		return engine.Result{Value: &Result{Available: true, ScrapedAt: scrape.At}, Outputs: []string{rel}, Summary: "scraped before c" + strconv.Itoa(conc)}, nil
+		return engine.Result{Value: &Result{Available: true, ScrapedAt: scrape.At, Scrape: rel},
+			Outputs: []string{rel}, Summary: "scraped before c" + strconv.Itoa(conc)}, nil
 	}
-	afterRel := raw(cell, conc, "after")
-	if err := write(t.Dir, afterRel, scrape.Raw); err != nil {
+	afterRel := campaigndir.Scrape(cell, conc, "after")
+	if err := campaigndir.WriteFile(campaigndir.Abs(t.Dir, afterRel), scrape.Raw); err != nil {
 		return engine.Result{}, err
 	}
-	beforeRel := raw(cell, conc, "before")
-	b, err := os.ReadFile(filepath.Join(t.Dir, beforeRel))
+	first := firstHalf(t)
+	if first == nil || first.Scrape == "" {
+		return engine.Result{}, fmt.Errorf("the before-scrape of c%d is missing: its first half did not run", conc)
+	}
+	b, err := t.Files.Bytes(first.Scrape)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("read the before-scrape: %w", err)
 	}
-	before, err := promscrape.Parse(b, beforeTime(t))
+	before, err := promscrape.Parse(b, first.ScrapedAt)
 	if err != nil {
-		return engine.Result{}, fmt.Errorf("parse %s: %w", beforeRel, err)
+		return engine.Result{}, fmt.Errorf("parse %s: %w", first.Scrape, err)
 	}
-	readings, err := samples(t.Dir, runshape.SamplesFile(cell, conc))
+	readings, err := samples(t)
 	if err != nil {
 		return engine.Result{}, err
 	}
 	w := promscrape.Window(before, scrape, readings...)
 	w.Schema, w.Cell, w.Concurrency = promscrape.SpecWindowSchema, cell, conc
-	w.BeforeFile, w.AfterFile = filepath.Base(beforeRel), filepath.Base(afterRel)
-	rel, err := session.WriteJSON(t.Dir, filepath.Join(dir(cell), "c"+strconv.Itoa(conc)+".json"), w)
+	w.BeforeFile, w.AfterFile = path.Base(first.Scrape), path.Base(afterRel)
+	rel, err := campaigndir.WriteJSON(t.Dir, campaigndir.SpecWindow(cell, conc), w)
 	if err != nil {
 		return engine.Result{}, err
 	}
 	out := &Result{Available: true, ScrapedAt: scrape.At, Source: w.Source, AcceptanceLength: w.AcceptanceLength, SpecAcceptRate: w.SpecAcceptRate,
-		PrefixCacheHitRate: w.PrefixCacheHitRate, KVCacheUsagePeak: w.KVCacheUsagePeak, RunningPeak: w.RunningRequestsPeak}
+		PrefixCacheHitRate: w.PrefixCacheHitRate, KVCacheUsagePeak: w.KVCacheUsagePeak, RunningPeak: w.RunningRequestsPeak,
+		Scrape: afterRel, Window: rel, Cell: cell, Concurrency: conc}
 	return engine.Result{Value: out, Outputs: []string{afterRel, rel}, Summary: summary(out)}, nil
 }
 
-// beforeTime is when the first half scraped, from its result (the file keeps only the text).
-func beforeTime(t *engine.Task) time.Time {
+// firstHalf is the result of the step's own first half at this point.
+func firstHalf(t *engine.Task) *Result {
 	for _, u := range t.Upstream {
-		if r, ok := u.Result.(*Result); ok && u.Step == t.Step && !r.ScrapedAt.IsZero() {
-			return r.ScrapedAt
+		if r, ok := u.Result.(*Result); ok && u.Step == t.Step {
+			return r
 		}
 	}
-	return time.Time{}
+	return nil
 }
 
 func summary(r *Result) string {
@@ -130,26 +132,19 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-func write(campaignDir, rel string, data []byte) error {
-	path := filepath.Join(campaignDir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+// samples reads what the bracketed point sampled of /metrics during its window (none when it
+// sampled nothing).
+func samples(t *engine.Task) ([]promscrape.Reading, error) {
+	for _, u := range t.Upstream {
+		po, ok := u.Result.(campaigndir.PointOutput)
+		if !ok || po.PointFiles().MetricsSamples == "" {
+			continue
+		}
+		var out []promscrape.Reading
+		if err := t.Files.JSON(po.PointFiles().MetricsSamples, &out); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
-	return checkpoint.WriteFile(path, data)
-}
-
-// samples reads what run-shape sampled during the window (absent when it sampled nothing).
-func samples(campaignDir, rel string) ([]promscrape.Reading, error) {
-	b, err := os.ReadFile(filepath.Join(campaignDir, rel))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []promscrape.Reading
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
-	}
-	return out, nil
+	return nil, nil
 }

@@ -3,22 +3,12 @@ package strictpublish
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
-	"github.com/perfdag/perfdag/steps/analysis/roofline"
-	"github.com/perfdag/perfdag/steps/analysis/tpm"
-)
-
-// Files strict-publish reads from and writes to a campaign directory.
-const (
-	ChampionFile = "champion.json"
-	ReceiptFile  = "publish.json"
 )
 
 // Facts is the flat campaign environment the strict gates are expr rules over (besides the
@@ -42,14 +32,17 @@ type Facts struct {
 	Acknowledged       []string `json:"acknowledged"` // publish.acknowledge
 	TPMRows            int      `json:"tpm_rows"`
 	CostRows           int      `json:"cost_rows"`
-	ChampionPresent    bool     `json:"champion_present"` // champion.json exists
+	ChampionPresent    bool     `json:"champion_present"` // champion-select decided
 	Champion           string   `json:"champion"`         // the champion arm, "" when none
+	GateFailures       int      `json:"gate_failures"`    // fail verdicts standing on the campaign's steps
+	GateWarnings       int      `json:"gate_warnings"`    // warn verdicts standing on the campaign's steps
 }
 
 // Evidence is what Collect read besides the facts: the rows to publish (the atlas streams
 // from its file) and the details gate messages name.
 type Evidence struct {
 	Facts
+	Files        campaigndir.Reader
 	AtlasPath    string
 	TPM          []schema.TPMRow
 	Cost         []schema.CostRow
@@ -59,7 +52,8 @@ type Evidence struct {
 	Engines      []string            // distinct (engine, version, delivery) of the atlas
 	Versions     []string
 	Deliveries   []string
-	kind         string // the campaign's kind, for messages
+	Failing      []schema.GateVerdict // fail verdicts standing, for the gate's message
+	kind         string               // the campaign's kind, for messages
 }
 
 // rigorRank orders the sol_rigor ladder; anything unknown ranks as L1.
@@ -75,22 +69,32 @@ func rigorRank(level string) int {
 	return 1
 }
 
-// Collect reads a finished campaign directory: atlas.jsonl (streamed, required),
-// tpm_summary.json, every cells/*/roofline_sweep.json and champion.json (each optional).
-func Collect(ctx context.Context, dir string, c *schema.Campaign) (*Evidence, error) {
-	ev := &Evidence{AtlasPath: filepath.Join(dir, atlas.AtlasFile), FlaggedCells: map[string][]string{}, kind: kindOf(c)}
+// Collect reads a finished campaign's evidence through r: the atlas (streamed, required),
+// the TPM summary, the roofline sweeps and the champion its steps name, and the gate verdicts
+// standing on its steps.
+func Collect(ctx context.Context, r campaigndir.Reader, files campaigndir.Evidence, c *schema.Campaign, verdicts []schema.GateVerdict) (*Evidence, error) {
+	ev := &Evidence{Files: r, AtlasPath: files.Atlas, FlaggedCells: map[string][]string{}, kind: kindOf(c)}
 	ev.Flags, ev.Acknowledged = []string{}, []string{}
 	if c.Publish != nil {
 		ev.Acknowledged = append(ev.Acknowledged, c.Publish.Acknowledge...)
 	}
-	if _, err := os.Stat(ev.AtlasPath); err != nil {
-		return nil, fmt.Errorf("strict publish needs %s: %w (run the campaign's aggregate step first)", ev.AtlasPath, err)
+	if files.Atlas == "" {
+		return nil, fmt.Errorf("strict publish needs the campaign's atlas, and no step it reads names one (needs: [aggregate] or a step that needs it)")
+	}
+	for _, v := range verdicts {
+		switch {
+		case v.Failing():
+			ev.GateFailures++
+			ev.Failing = append(ev.Failing, v)
+		case !v.Passed:
+			ev.GateWarnings++
+		}
 	}
 	seen := map[string]bool{}
 	flagged := map[string]map[string]bool{}
 	engines, versions, deliveries := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	weakest, last := 5, ""
-	err := atlas.ScanFile(ctx, ev.AtlasPath, func(r *schema.AtlasRow) error {
+	err := atlas.Scan(ctx, r, files.Atlas, func(r *schema.AtlasRow) error {
 		ev.AtlasRows++
 		if r.CellID != last {
 			if seen[r.CellID] {
@@ -145,31 +149,31 @@ func Collect(ctx context.Context, dir string, c *schema.Campaign) (*Evidence, er
 	ev.MissingCells = len(ev.MissingIDs)
 	ev.Engines, ev.Versions, ev.Deliveries = sortedKeys(engines), sortedKeys(versions), sortedKeys(deliveries)
 
-	var sum schema.TPMSummary
-	if found, err := atlas.ReadJSON(filepath.Join(dir, tpm.JSONFile), &sum); err != nil {
-		return nil, err
-	} else if found {
+	if files.TPM != "" {
+		var sum schema.TPMSummary
+		if err := r.JSON(files.TPM, &sum); err != nil {
+			return nil, err
+		}
 		ev.TPM, ev.Cost = sum.TPMRows(), sum.CostRows()
 	}
 	ev.TPMRows, ev.CostRows = len(ev.TPM), len(ev.Cost)
-	sweeps, err := filepath.Glob(filepath.Join(dir, "cells", "*", roofline.SweepFile))
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(sweeps)
-	for _, p := range sweeps {
+	for _, cell := range files.Cells {
+		if cell.Sweep == "" {
+			continue
+		}
 		var sw schema.RooflineSweep
-		if _, err := atlas.ReadJSON(p, &sw); err != nil {
+		if err := r.JSON(cell.Sweep, &sw); err != nil {
 			return nil, err
 		}
 		ev.Roofline = append(ev.Roofline, sw.Rows...)
 	}
 	ev.RooflineRows = len(ev.Roofline)
 	ev.RooflinePresent = ev.RooflineRows > 0
-	var ch schema.Champion
-	if found, err := atlas.ReadJSON(filepath.Join(dir, ChampionFile), &ch); err != nil {
-		return nil, err
-	} else if found {
+	if files.Champion != "" {
+		var ch schema.Champion
+		if err := r.JSON(files.Champion, &ch); err != nil {
+			return nil, err
+		}
 		ev.ChampionPresent, ev.Champion = true, ch.Champion
 	}
 	return ev, nil

@@ -15,6 +15,7 @@ const (
 	GateGrounded   = "dcgm-grounded"
 	GateRoofline   = "roofline-page"
 	GateSteadyWind = "steady-window"
+	GateQuality    = "quality-gates"
 )
 
 // DefaultGates are the strict gates every publish runs unless the campaign overrides them:
@@ -25,11 +26,12 @@ func DefaultGates() []schema.Gate {
 		{ID: GateGrounded, Rule: "dcgm_grounded", Severity: gate.Fail},
 		{ID: GateRoofline, Rule: `kind == "latency" or plot_ready_points == 0 or roofline_present`, Severity: gate.Fail},
 		{ID: GateSteadyWind, Rule: `steady_window_undercount_cells == 0 or "steady_window_undercount" in acknowledged`, Severity: gate.Fail},
+		{ID: GateQuality, Rule: "gate_failures == 0", Severity: gate.Fail},
 	}
 }
 
 func isDefault(id string) bool {
-	return id == GateGrounded || id == GateRoofline || id == GateSteadyWind
+	return id == GateGrounded || id == GateRoofline || id == GateSteadyWind || id == GateQuality
 }
 
 // Gates is the campaign's strict gate set: the defaults, each overridden field by field by a
@@ -114,6 +116,17 @@ func message(g schema.Gate, ev *Evidence) string {
 			ev.DCGMGroundedPoints, ev.PlotReadyPoints, ev.SolRigor)
 	case GateRoofline:
 		return fmt.Sprintf("a %s campaign with %d plot-ready points has no roofline page: import a prefill/decode sweep with roofline-import", ev.kind, ev.PlotReadyPoints)
+	case GateQuality:
+		var parts []string
+		for i, v := range ev.Failing {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("and %d more", len(ev.Failing)-5))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s on %s (%s)", v.Gate, v.Node, or(v.Value, v.Rule)))
+		}
+		return fmt.Sprintf("%d fail-severity quality gate verdict(s) stand: %s; fix what they measure or relax the gates, then run again",
+			ev.GateFailures, strings.Join(parts, "; "))
 	default: // GateSteadyWind
 		return fmt.Sprintf("%d cell(s) ran num_prompts < 2 × concurrency (steady_window_undercount: %s), so their throughput is undercounted; re-run with more requests, or add steady_window_undercount to publish.acknowledge",
 			ev.UndercountCells, strings.Join(ev.FlaggedCells[schema.FlagSteadyWindowUndercount], ", "))

@@ -25,6 +25,7 @@ import (
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
 )
 
@@ -41,6 +42,10 @@ var Kind = engine.Kind{
 	Inputs:  inputs,
 	Check:   check,
 	Run:     run,
+	// Strict publishing acts on a pass: a fail gate standing blocks it (a not-strict publish
+	// runs and records the verdicts as gaps).
+	ActsOnPass:    func(t *engine.Task) bool { return StrictOf(t.Campaign, nil) },
+	ReadsVerdicts: true,
 }
 
 // fingerprintInputs is what a strict-publish node reads of the campaign file. The lake URL is
@@ -70,8 +75,12 @@ func inputs(t *engine.Task) any {
 }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
-	out, err := Publish(ctx, Request{Dir: t.Dir, BaseDir: t.BaseDir, Campaign: t.Campaign, Step: t.Node,
-		Log: t.Log, Progress: t.Progress})
+	var ups []any
+	for _, u := range t.Upstream {
+		ups = append(ups, u.Result)
+	}
+	out, err := Publish(ctx, Request{Dir: t.Dir, Files: t.Files, Evidence: campaigndir.Collect(ups), Verdicts: t.Verdicts,
+		BaseDir: t.BaseDir, Campaign: t.Campaign, Step: t.Node, Log: t.Log, Progress: t.Progress})
 	if err != nil {
 		if out != nil {
 			return engine.Result{Value: &out.Result}, err
@@ -86,7 +95,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if len(r.Gaps) > 0 {
 		summary += fmt.Sprintf(", %d gap(s)", len(r.Gaps))
 	}
-	return engine.Result{Value: r, Outputs: []string{ReceiptFile}, Summary: summary + ")"}, nil
+	return engine.Result{Value: r, Outputs: []string{campaigndir.Receipt()}, Summary: summary + ")"}, nil
 }
 
 // quoted finds the string literals of a rule: words a rule may look for in acknowledged.

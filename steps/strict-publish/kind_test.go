@@ -102,35 +102,35 @@ func TestThroughTheEngine(t *testing.T) {
 	t.Run("publishes, then reuses", func(t *testing.T) {
 		base := t.TempDir()
 		c := campaigntest.Campaign{Spec: good}
-		dir := campaigntest.Write(t, t.TempDir(), base, c)
+		dir := campaigntest.Write(t, t.TempDir(), base, c).Dir
 		sum := runOnce(t, dir, base, c)
-		if sum.Failed() || sum.Refused() || sum.Nodes[0].Outcome != run.OutRan {
+		if sum.Failed() || sum.Refused() || publishNode(sum).Outcome != run.OutRan {
 			t.Fatalf("run: %+v", sum.Nodes)
 		}
 		tpm := laketest.TPM(good)
 		// 3 cells × 3 + 8 roofline atlas rows, 1 campaign row, 8 roofline rows, TPM and cost rows.
 		rows := 17 + 1 + 8 + len(tpm.TPMRows()) + len(tpm.CostRows())
 		want := fmt.Sprintf("published %d rows to sqlite://%s (sol_rigor L3)", rows, filepath.Join(base, "lake.db"))
-		if s := sum.Nodes[0].Summary; s != want {
+		if s := publishNode(sum).Summary; s != want {
 			t.Errorf("summary %q, want %q", s, want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "publish.json")); err != nil {
 			t.Fatal(err)
 		}
 		again := runOnce(t, dir, base, c)
-		if again.Nodes[0].Outcome != run.OutReused {
-			t.Errorf("second run: %s (%s), want reused", again.Nodes[0].Outcome, again.Nodes[0].Reason)
+		if publishNode(again).Outcome != run.OutReused {
+			t.Errorf("second run: %s (%s), want reused", publishNode(again).Outcome, publishNode(again).Reason)
 		}
 	})
 	t.Run("a refusal is not a failure", func(t *testing.T) {
 		base := t.TempDir()
 		c := campaigntest.Campaign{Spec: laketest.Spec{Campaign: "kimi", Cells: 2, Concs: 2}}
-		dir := campaigntest.Write(t, t.TempDir(), base, c)
+		dir := campaigntest.Write(t, t.TempDir(), base, c).Dir
 		sum := runOnce(t, dir, base, c)
 		if !sum.Refused() || sum.Failed() {
 			t.Fatalf("refused %t failed %t: %+v", sum.Refused(), sum.Failed(), sum.Nodes)
 		}
-		if r := sum.Nodes[0].Reason; !strings.Contains(r, "dcgm-grounded: not DCGM-grounded") || !strings.Contains(r, "roofline-page: ") {
+		if r := publishNode(sum).Reason; !strings.Contains(r, "dcgm-grounded: not DCGM-grounded") || !strings.Contains(r, "roofline-page: ") {
 			t.Errorf("reason %q does not list the failed gates", r)
 		}
 	})

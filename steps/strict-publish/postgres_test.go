@@ -25,7 +25,8 @@ func TestPostgresLakeKeepsThePasswordOut(t *testing.T) {
 	base := t.TempDir()
 	// publish.lake: postgres://perfdag:${LAKE_PW}@127.0.0.1:PORT/perfdag_lake?sslmode=disable
 	c := campaigntest.Campaign{Spec: good, Publish: "  lake: " + strings.Replace(pg.URL(), pg.Password, "${LAKE_PW}", 1) + "\n"}
-	dir := campaigntest.Write(t, t.TempDir(), base, c)
+	f := campaigntest.Write(t, t.TempDir(), base, c)
+	dir := f.Dir
 	env := func(k string) (string, bool) {
 		if k == "LAKE_PW" {
 			return pg.Password, true
@@ -45,8 +46,8 @@ func TestPostgresLakeKeepsThePasswordOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Nodes[0].Outcome != run.OutRan {
-		t.Fatalf("strict-publish: %s %s", sum.Nodes[0].Outcome, sum.Nodes[0].Reason)
+	if publishNode(sum).Outcome != run.OutRan {
+		t.Fatalf("strict-publish: %s %s", publishNode(sum).Outcome, publishNode(sum).Reason)
 	}
 	rec := readReceipt(t, dir)
 	if rec.Driver != "postgres" || rec.Lake != pg.URLNoPassword() {

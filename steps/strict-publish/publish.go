@@ -10,22 +10,25 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/gate"
-	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/lake"
 )
 
 // Request is one publish of a campaign directory, from the step kind or `perfdag publish`.
 type Request struct {
-	Dir      string           // campaign directory
-	BaseDir  string           // directory of the campaign file: relative sqlite paths resolve here
-	Campaign *schema.Campaign // defaults merged
-	Step     string           // node name for verdicts (default strict-publish)
-	Lake     string           // lake URL overriding publish.lake ("" = the campaign's, else the default)
-	Strict   *bool            // overrides publish.strict (nil = the campaign's, default true)
-	Now      func() time.Time // clock (default time.Now)
-	Log      io.Writer        // verdicts and counts; never a secret
+	Dir      string               // campaign directory
+	Files    campaigndir.Reader   // reads the campaign's recorded outputs
+	Evidence campaigndir.Evidence // what the campaign's steps name: atlas, TPM, sweeps, champion
+	Verdicts []schema.GateVerdict // the quality-gate verdicts standing on the campaign's steps
+	BaseDir  string               // directory of the campaign file: relative sqlite paths resolve here
+	Campaign *schema.Campaign     // defaults merged
+	Step     string               // node name for verdicts (default strict-publish)
+	Lake     string               // lake URL overriding publish.lake ("" = the campaign's, else the default)
+	Strict   *bool                // overrides publish.strict (nil = the campaign's, default true)
+	Now      func() time.Time     // clock (default time.Now)
+	Log      io.Writer            // verdicts and counts; never a secret
 	Progress func(line string)
 }
 
@@ -59,7 +62,7 @@ func CampaignID(dir, slug string) string {
 	if regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-` + regexp.QuoteMeta(slug) + `(-[0-9]+)?$`).MatchString(base) {
 		return base
 	}
-	if info, err := workspace.ReadInfo(dir); err == nil && !info.Created.IsZero() {
+	if info, err := campaigndir.ReadInfo(dir); err == nil && !info.Created.IsZero() {
 		return info.Created.UTC().Format("20060102T150405Z") + "-" + slug
 	}
 	return base
@@ -111,7 +114,7 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish.lake: %w", err)
 	}
-	ev, err := Collect(ctx, req.Dir, c)
+	ev, err := Collect(ctx, req.Files, req.Evidence, c, req.Verdicts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,13 +149,13 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 	}
 
 	created := ""
-	if info, err := workspace.ReadInfo(req.Dir); err == nil && !info.Created.IsZero() {
+	if info, err := campaigndir.ReadInfo(req.Dir); err == nil && !info.Created.IsZero() {
 		created = info.Created.UTC().Format(time.RFC3339)
 	}
 	pub := &lake.Publication{
 		CampaignID: out.Result.CampaignID, Campaign: campaignRow(c, ev, created, strict, d.Gaps),
 		Champion: ev.Champion, PublishedAt: start.UTC(), TPM: ev.TPM, Cost: ev.Cost, Roofline: ev.Roofline,
-		Atlas: func(fn func(*schema.AtlasRow) error) error { return atlas.ScanFile(ctx, ev.AtlasPath, fn) },
+		Atlas: func(fn func(*schema.AtlasRow) error) error { return atlas.Scan(ctx, ev.Files, ev.AtlasPath, fn) },
 	}
 	l, err := lake.Open(ctx, LakeURL(c, req.Lake), req.BaseDir)
 	if err != nil {
@@ -180,11 +183,7 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 		rec.Gates = append(rec.Gates, schema.PublishGate{ID: v.Gate, Severity: v.Severity, Rule: v.Rule, Passed: v.Passed, Message: v.Message})
 	}
 	rec.Seconds = now().Sub(start).Seconds()
-	b, err := atlas.EncodeJSON(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", ReceiptFile, err)
-	}
-	if err := atlas.WriteFileAtomic(filepath.Join(req.Dir, ReceiptFile), b); err != nil {
+	if _, err := campaigndir.WriteJSON(req.Dir, campaigndir.Receipt(), rec); err != nil {
 		return nil, fmt.Errorf("the lake holds the campaign, but the receipt failed: %w", err)
 	}
 	out.Receipt = rec

@@ -13,16 +13,19 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/load"
+	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
-	"github.com/perfdag/perfdag/steps/strict-publish"
+	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 
 func registry(t testing.TB) *engine.Registry {
 	t.Helper()
-	r, err := engine.NewRegistry(strictpublish.Kind)
+	r, err := engine.NewRegistry(strictpublish.Kind, fixture.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,25 +35,27 @@ func registry(t testing.TB) *engine.Registry {
 func noEnv(string) (string, bool) { return "", false }
 
 // fixture is a written campaign directory and its loaded campaign file.
-type fixture struct {
+type campaignFixture struct {
 	dir, base string
 	spec      *schema.Campaign
+	finished  campaigndir.Finished
 }
 
-func newFixture(t *testing.T, c campaigntest.Campaign) fixture {
+func newFixture(t *testing.T, c campaigntest.Campaign) campaignFixture {
 	t.Helper()
 	base := t.TempDir()
-	dir := campaigntest.Write(t, t.TempDir(), base, c)
+	f := campaigntest.Write(t, t.TempDir(), base, c)
 	loaded, err := load.Bytes("campaign.yaml", base, []byte(c.YAML()), registry(t), load.Options{Lookup: noEnv})
 	if err != nil {
 		t.Fatalf("load:\n%s\n%v", c.YAML(), err)
 	}
-	return fixture{dir: dir, base: base, spec: loaded.Spec}
+	return campaignFixture{dir: f.Dir, base: base, spec: loaded.Spec, finished: f}
 }
 
-func (f fixture) publish(t *testing.T, strict *bool) (*strictpublish.Outcome, error) {
+func (f campaignFixture) publish(t *testing.T, strict *bool) (*strictpublish.Outcome, error) {
 	t.Helper()
-	return strictpublish.Publish(context.Background(), strictpublish.Request{Dir: f.dir, BaseDir: f.base, Campaign: f.spec, Strict: strict})
+	return strictpublish.Publish(context.Background(), strictpublish.Request{Dir: f.dir, Files: f.finished.Files,
+		Evidence: f.finished.Evidence, BaseDir: f.base, Campaign: f.spec, Strict: strict})
 }
 
 // campaignRow reads the campaign_v1 row back from the lake.
@@ -161,7 +166,7 @@ func TestStrictGates(t *testing.T) {
 				if !strings.Contains(err.Error(), "--no-strict") {
 					t.Errorf("refusal %q does not say how to publish anyway", err)
 				}
-				for _, p := range []string{filepath.Join(f.dir, strictpublish.ReceiptFile), lakeFile} {
+				for _, p := range []string{campaigndir.Abs(f.dir, campaigndir.Receipt()), lakeFile} {
 					if _, err := os.Stat(p); err == nil {
 						t.Errorf("a refused publish wrote %s", p)
 					}
@@ -212,8 +217,8 @@ func TestNoStrictRecordsGapsAndRigor(t *testing.T) {
 	if rec.Strict || rec.SolRigor != "L1" || rec.DCGMGrounded || !reflect.DeepEqual(rec.Gaps, want) {
 		t.Errorf("receipt %+v", rec)
 	}
-	if len(rec.Gates) != 3 || rec.Gates[0].Passed || rec.Gates[1].Passed || !rec.Gates[2].Passed {
-		t.Errorf("receipt gates %+v, want dcgm-grounded and roofline-page failed, steady-window passed", rec.Gates)
+	if len(rec.Gates) != 4 || rec.Gates[0].Passed || rec.Gates[1].Passed || !rec.Gates[2].Passed || !rec.Gates[3].Passed {
+		t.Errorf("receipt gates %+v, want dcgm-grounded and roofline-page failed, steady-window and quality-gates passed", rec.Gates)
 	}
 	if out.Result.Strict || out.Result.RowsPublished == 0 {
 		t.Errorf("result %+v", out.Result)
@@ -222,7 +227,7 @@ func TestNoStrictRecordsGapsAndRigor(t *testing.T) {
 
 func readReceipt(t *testing.T, dir string) schema.PublishReceipt {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, strictpublish.ReceiptFile))
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Receipt()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +304,7 @@ func TestCollect(t *testing.T) {
 	c := campaigntest.Campaign{Spec: spec, Champion: "arm-a", Publish: "  acknowledge: [steady_window_undercount]\n"}
 	f := newFixture(t, c)
 	f.spec.Cells = append(f.spec.Cells, schema.Cell{ID: "never-ran"})
-	ev, err := strictpublish.Collect(context.Background(), f.dir, f.spec)
+	ev, err := strictpublish.Collect(context.Background(), f.finished.Files, f.finished.Evidence, f.spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,13 +324,13 @@ func TestCollect(t *testing.T) {
 	if !slices.Equal(ev.MissingIDs, []string{"never-ran"}) || !slices.Equal(ev.FlaggedCells["steady_window_undercount"], []string{"cell-000"}) {
 		t.Errorf("missing %v flagged %v", ev.MissingIDs, ev.FlaggedCells)
 	}
-	if _, err := strictpublish.Collect(context.Background(), t.TempDir(), f.spec); err == nil || !strings.Contains(err.Error(), "aggregate") {
+	if _, err := strictpublish.Collect(context.Background(), campaigndir.Unrecorded(t.TempDir()), campaigndir.Evidence{}, f.spec, nil); err == nil || !strings.Contains(err.Error(), "aggregate") {
 		t.Errorf("Collect without an atlas: %v, want an error saying to aggregate first", err)
 	}
 }
 
 func TestCampaignID(t *testing.T) {
-	named := campaigntest.Write(t, t.TempDir(), t.TempDir(), campaigntest.Campaign{Spec: laketest.Spec{Campaign: "kimi", Cells: 1, Concs: 1}})
+	named := campaigntest.Write(t, t.TempDir(), t.TempDir(), campaigntest.Campaign{Spec: laketest.Spec{Campaign: "kimi", Cells: 1, Concs: 1}}).Dir
 	renamed := filepath.Join(t.TempDir(), "weekly")
 	if err := os.Rename(named, renamed); err != nil {
 		t.Fatal(err)
@@ -341,4 +346,14 @@ func TestCampaignID(t *testing.T) {
 			t.Errorf("CampaignID(%q, %q) = %q, want %q", tt.dir, tt.slug, got, tt.want)
 		}
 	}
+}
+
+// publishNode is the strict-publish node of a fixture run (after the fixture's evidence node).
+func publishNode(sum *run.Summary) run.NodeResult {
+	for _, n := range sum.Nodes {
+		if n.Kind == strictpublish.Name {
+			return n
+		}
+	}
+	return run.NodeResult{}
 }

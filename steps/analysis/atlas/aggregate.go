@@ -3,15 +3,12 @@ package atlas
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Coverage counts what an atlas covers; String renders the report's page-1 coverage line.
@@ -58,7 +55,7 @@ func SortRows(rows []schema.AtlasRow) {
 // Writer streams rows, which must arrive in atlas order, to JSON Lines while counting
 // coverage; it holds one row's key, never the rows, so memory stays flat at any atlas size.
 type Writer struct {
-	enc     *Encoder
+	enc     *campaigndir.AtlasEncoder
 	cov     Coverage
 	last    rowKey
 	started bool
@@ -66,7 +63,7 @@ type Writer struct {
 }
 
 // NewWriter writes atlas rows to w; call Flush when done.
-func NewWriter(w io.Writer) *Writer { return &Writer{enc: NewEncoder(w)} }
+func NewWriter(w io.Writer) *Writer { return &Writer{enc: campaigndir.NewAtlasEncoder(w)} }
 
 // Write appends one row. Rows out of order, duplicated keys, an unknown cell status or a
 // status that changes within a cell are errors.
@@ -127,32 +124,28 @@ func Aggregate(w io.Writer, rows ...schema.AtlasRow) (Coverage, error) {
 	return aw.Coverage(), aw.Flush()
 }
 
-// AggregateDir unions the normalized.json of the given cells (all cells with one when cellIDs
-// is nil) into campaignDir/atlas.jsonl, atomically, one cell in memory at a time. Each row is
-// also passed to every observe function (TPM, champion) before the next is read; the pointer
-// is reused, so copy what you keep.
-func AggregateDir(ctx context.Context, campaignDir string, cellIDs []string, observe ...func(*schema.AtlasRow) error) (Coverage, error) {
-	if cellIDs == nil {
-		ids, err := ListCells(campaignDir)
-		if err != nil {
-			return Coverage{}, err
-		}
-		cellIDs = ids
+// AggregateDir unions the given cells' rows into the campaign's atlas (rel, relative to
+// r.Dir), atomically, one cell in memory at a time. Each row is also passed to every observe
+// function (TPM, champion) before the next is read; the pointer is reused, so copy what you
+// keep.
+func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells []campaigndir.CellFiles, observe ...func(*schema.AtlasRow) error) (Coverage, error) {
+	sorted := slices.Clone(cells)
+	slices.SortFunc(sorted, func(a, b campaigndir.CellFiles) int { return cmp.Compare(a.Cell, b.Cell) })
+	ids := make([]string, len(sorted))
+	for i, c := range sorted {
+		ids[i] = c.Cell
 	}
-	ids := slices.Clone(cellIDs)
-	slices.Sort(ids)
 	if dup := firstDuplicate(ids); dup != "" {
 		return Coverage{}, fmt.Errorf("aggregate: cell %q listed twice", dup)
 	}
 	var cov Coverage
-	path := filepath.Join(campaignDir, AtlasFile)
-	err := writeAtomic(path, func(f *os.File) error {
+	err := campaigndir.WriteWith(campaigndir.Abs(r.Dir, rel), func(f io.Writer) error {
 		aw := NewWriter(f)
-		for _, id := range ids {
+		for _, files := range sorted {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows, _, err := ReadCell(campaignDir, id)
+			rows, _, err := ReadCell(r, files)
 			if err != nil {
 				return err
 			}
@@ -162,7 +155,7 @@ func AggregateDir(ctx context.Context, campaignDir string, cellIDs []string, obs
 				}
 				for _, fn := range observe {
 					if err := fn(&rows[i]); err != nil {
-						return fmt.Errorf("cell %s c%d: %w", id, rows[i].Concurrency, err)
+						return fmt.Errorf("cell %s c%d: %w", files.Cell, rows[i].Concurrency, err)
 					}
 				}
 			}
@@ -171,31 +164,9 @@ func AggregateDir(ctx context.Context, campaignDir string, cellIDs []string, obs
 		return aw.Flush()
 	})
 	if err != nil {
-		return Coverage{}, fmt.Errorf("aggregate %s: %w", campaignDir, err)
+		return Coverage{}, fmt.Errorf("aggregate %s: %w", r.Dir, err)
 	}
 	return cov, nil
-}
-
-// ListCells lists the cells of a campaign directory that have a normalized.json, sorted.
-func ListCells(campaignDir string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(campaignDir, "cells"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list cells: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(campaignDir, "cells", e.Name(), NormalizedFile)); err == nil {
-			ids = append(ids, e.Name())
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
 }
 
 func firstDuplicate(sorted []string) string {

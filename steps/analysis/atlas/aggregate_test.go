@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
 
@@ -18,9 +20,9 @@ import (
 // {H100, B200} × strategy {EP, TP} × MTP {on, off} × max_num_batched_tokens {1024..16384},
 // six concurrencies each. Cell 17 loses c32 (missing) and c16 (failed) and is partial; cell 29
 // fails every point. Plot-ready points: 38 full × 6 + 4 of the partial cell = 232.
-func fixture40(t testing.TB, dir string) []string {
+func fixture40(t testing.TB, dir string) []campaigndir.CellFiles {
 	concs := []int{1, 2, 4, 8, 16, 32}
-	var ids []string
+	var ids []campaigndir.CellFiles
 	n := 0
 	for _, hw := range []string{"H100", "B200"} {
 		for _, strat := range []string{"EP", "TP"} {
@@ -40,10 +42,11 @@ func fixture40(t testing.TB, dir string) []string {
 						points = append(points, p)
 					}
 					rows, status := Normalize("glm51-multihw", cell, points, nil, nil)
-					if err := WriteCell(dir, cell.ID, rows, status); err != nil {
+					files, err := WriteCell(dir, cell.ID, rows, status)
+					if err != nil {
 						t.Fatal(err)
 					}
-					ids = append(ids, cell.ID)
+					ids = append(ids, files)
 					n++
 				}
 			}
@@ -56,7 +59,8 @@ func TestAggregateDirFixture40(t *testing.T) {
 	dir := t.TempDir()
 	ids := fixture40(t, dir)
 	observed := 0
-	cov, err := AggregateDir(context.Background(), dir, ids, func(*schema.AtlasRow) error { observed++; return nil })
+	r := campaigndir.Unrecorded(dir)
+	cov, err := AggregateDir(context.Background(), r, campaigndir.Atlas(), ids, func(*schema.AtlasRow) error { observed++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +74,7 @@ func TestAggregateDirFixture40(t *testing.T) {
 	// Reading atlas.jsonl back yields the same coverage, in order.
 	var again Coverage
 	aw := NewWriter(&bytes.Buffer{})
-	err = ScanFile(context.Background(), filepath.Join(dir, AtlasFile), func(r *schema.AtlasRow) error { return aw.Write(r) })
+	err = Scan(context.Background(), r, campaigndir.Atlas(), func(r *schema.AtlasRow) error { return aw.Write(r) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +82,10 @@ func TestAggregateDirFixture40(t *testing.T) {
 	if again != cov {
 		t.Errorf("re-read coverage %+v, want %+v", again, cov)
 	}
-	// nil cell list scans the directory and finds the same 40 cells.
-	cov2, err := AggregateDir(context.Background(), dir, nil)
-	if err != nil || cov2 != cov {
-		t.Errorf("scan: %+v, %v", cov2, err)
+	// a file the reader does not know as a step output is refused, whatever it holds
+	refused := campaigndir.Reader{Dir: dir, Digest: func(string) (string, bool) { return "", false }}
+	if err := Scan(context.Background(), refused, campaigndir.Atlas(), func(*schema.AtlasRow) error { return nil }); !errors.Is(err, campaigndir.ErrNotRecorded) {
+		t.Errorf("unrecorded atlas read: %v", err)
 	}
 }
 
@@ -132,45 +136,47 @@ func TestWriterRejects(t *testing.T) {
 func TestBadFilesNameFileAndField(t *testing.T) {
 	dir := t.TempDir()
 	rows, status := Normalize("camp", testCell("c1", 1), []schema.Point{okPoint("c1", 1)}, nil, nil)
-	if err := WriteCell(dir, "c1", rows, status); err != nil {
+	files, err := WriteCell(dir, "c1", rows, status)
+	if err != nil {
 		t.Fatal(err)
 	}
-	cellDir := CellDir(dir, "c1")
-	write := func(name, body string) {
+	r := campaigndir.Unrecorded(dir)
+	write := func(rel, body string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(cellDir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(cellDir, name), []byte(body), 0o644); err != nil {
+		if err := campaigndir.WriteFile(campaigndir.Abs(dir, rel), []byte(body)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before, _ := os.ReadFile(filepath.Join(cellDir, NormalizedFile))
-
+	before, _ := os.ReadFile(campaigndir.Abs(dir, files.Normalized))
+	missing := campaigndir.CellFiles{Cell: "nope", Normalized: campaigndir.Normalized("nope"), Status: campaigndir.CellStatus("nope")}
 	tests := []struct {
 		name  string
 		setup func()
 		run   func() error
 		want  []string
 	}{
-		{"unknown field in normalized.json", func() { write(NormalizedFile, `[{"cell_id":"c1","bogus":1}]`) },
-			func() error { _, _, err := ReadCell(dir, "c1"); return err }, []string{NormalizedFile, "bogus"}},
-		{"status disagrees", func() { write(NormalizedFile, string(before)); write(StatusFile, "partial\n") },
-			func() error { _, _, err := ReadCell(dir, "c1"); return err }, []string{NormalizedFile, "cell_status"}},
-		{"bad status.txt", func() { write(StatusFile, "done\n") },
-			func() error { _, _, err := ReadCell(dir, "c1"); return err }, []string{StatusFile, `"done"`}},
+		{"unknown field in normalized rows", func() { write(files.Normalized, `[{"cell_id":"c1","bogus":1}]`) },
+			func() error { _, _, err := ReadCell(r, files); return err }, []string{files.Normalized, "bogus"}},
+		{"status disagrees", func() { write(files.Normalized, string(before)); write(files.Status, "partial\n") },
+			func() error { _, _, err := ReadCell(r, files); return err }, []string{files.Normalized, "cell_status"}},
+		{"bad status", func() { write(files.Status, "done\n") },
+			func() error { _, _, err := ReadCell(r, files); return err }, []string{files.Status, `"done"`}},
 		{"missing cell", func() {},
-			func() error { _, err := AggregateDir(context.Background(), dir, []string{"nope"}); return err }, []string{filepath.Join("nope", NormalizedFile)}},
-		{"malformed point.json", func() { write("raw/c1/point.json", `{"ttft_ms": "fast"}`) },
 			func() error {
-				_, _, err := NormalizeCell(context.Background(), dir, "camp", testCell("c1", 1))
+				_, err := AggregateDir(context.Background(), r, campaigndir.Atlas(), []campaigndir.CellFiles{missing})
 				return err
-			}, []string{filepath.Join("raw", "c1", "point.json"), "ttft_ms"}},
+			}, []string{missing.Normalized}},
+		{"changed since recorded", func() { write(files.Status, "full\n") },
+			func() error {
+				changed := campaigndir.Reader{Dir: dir, Digest: func(string) (string, bool) { return campaigndir.Digest([]byte("other")), true }}
+				_, _, err := ReadCell(changed, files)
+				return err
+			}, []string{files.Normalized, "changed after the step that wrote it ended"}},
 		{"bad atlas line", func() {
-			_ = os.WriteFile(filepath.Join(dir, AtlasFile), []byte("{\"cell_id\":\"a\"}\n\n{\"concurrency\":\"x\"}\n"), 0o644)
+			write(campaigndir.Atlas(), "{\"cell_id\":\"a\"}\n\n{\"concurrency\":\"x\"}\n")
 		}, func() error {
-			return ScanFile(context.Background(), filepath.Join(dir, AtlasFile), func(*schema.AtlasRow) error { return nil })
-		}, []string{AtlasFile + ":3", "concurrency"}},
+			return Scan(context.Background(), r, campaigndir.Atlas(), func(*schema.AtlasRow) error { return nil })
+		}, []string{campaigndir.Atlas() + ":3", "concurrency"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,44 +197,40 @@ func TestBadFilesNameFileAndField(t *testing.T) {
 func TestAggregateFailureLeavesOldAtlas(t *testing.T) {
 	dir := t.TempDir()
 	ids := fixture40(t, dir)
-	if _, err := AggregateDir(context.Background(), dir, ids); err != nil {
+	r := campaigndir.Unrecorded(dir)
+	if _, err := AggregateDir(context.Background(), r, campaigndir.Atlas(), ids); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := os.ReadFile(filepath.Join(dir, AtlasFile))
-	if err := os.WriteFile(filepath.Join(CellDir(dir, ids[39]), StatusFile), []byte("bogus\n"), 0o644); err != nil {
+	old, _ := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
+	if err := os.WriteFile(campaigndir.Abs(dir, ids[39].Status), []byte("bogus\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AggregateDir(context.Background(), dir, ids); err == nil {
+	if _, err := AggregateDir(context.Background(), r, campaigndir.Atlas(), ids); err == nil {
 		t.Fatal("aggregate over a bad cell succeeded")
 	}
-	now, _ := os.ReadFile(filepath.Join(dir, AtlasFile))
+	now, _ := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
 	if !bytes.Equal(old, now) {
 		t.Error("a failed aggregate changed atlas.jsonl")
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(dir, ".atlas.jsonl.tmp-*"))
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "."+campaigndir.Atlas()+".tmp-*"))
 	if len(leftovers) != 0 {
 		t.Errorf("temp files left: %v", leftovers)
 	}
 }
 
-func TestNormalizeCellReadsFiles(t *testing.T) {
-	dir := t.TempDir()
-	cell := testCell("c1", 1, 2)
-	cellDir := CellDir(dir, cell.ID)
-	mustJSON(t, filepath.Join(cellDir, "raw", "c1", "point.json"), okPoint("c1", 1))
-	mustJSON(t, filepath.Join(cellDir, "spec_metrics", "c1.json"), schema.SpecWindow{AcceptanceLength: schema.F(1.8)})
-	mustJSON(t, filepath.Join(cellDir, "dcgm_correlation.json"), schema.DCGMCorrelation{DCGMGrounded: true, Points: []schema.DCGMPoint{{Concurrency: 1, SMActive: schema.F(0.3)}}})
-	rows, status, err := NormalizeCell(context.Background(), dir, "camp", cell)
-	if err != nil {
-		t.Fatal(err)
+func TestAttachVerdicts(t *testing.T) {
+	rows, _ := Normalize("camp", testCell("c1", 1, 2), []schema.Point{okPoint("c1", 1), okPoint("c1", 2)}, nil, nil)
+	AttachVerdicts(rows, []schema.GateVerdict{
+		{Gate: "fast", Node: "run-shape[c1/c2]", Cell: "c1", Concurrency: 2, Severity: schema.SeverityFail},
+		{Gate: "fast", Node: "run-shape[c1/c1]", Cell: "c1", Concurrency: 1, Severity: schema.SeverityFail, Passed: true},
+		{Gate: "grounded", Node: "dcgm[c1]", Cell: "c1", Severity: schema.SeverityWarn},
+		{Gate: "other", Node: "run-shape[c2/c1]", Cell: "c2", Concurrency: 1, Severity: schema.SeverityFail},
+	})
+	if len(rows[0].Gates) != 1 || rows[0].Gates[0].Gate != "grounded" || rows[0].GateFailed() {
+		t.Errorf("c1 carries %+v", rows[0].Gates)
 	}
-	if status != schema.CellPartial || len(rows) != 2 || !rows[0].PlotReady || rows[1].PlotReady ||
-		*rows[0].AcceptanceLength != 1.8 || rows[0].SolRigor != schema.RigorL3 {
-		t.Fatalf("status %q rows %+v", status, rows)
-	}
-	got, gotStatus, err := ReadCell(dir, cell.ID)
-	if err != nil || gotStatus != status || len(got) != 2 {
-		t.Fatalf("read back: %v %q %d", err, gotStatus, len(got))
+	if len(rows[1].Gates) != 2 || !rows[1].GateFailed() {
+		t.Errorf("c2 carries %+v", rows[1].Gates)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // BenchmarkDiff: a 64-point sweep with 20 kernel classes (5 × 8 + … rows). A diff is a
@@ -34,11 +35,13 @@ func BenchmarkDiff(b *testing.B) {
 // 240 rows, config decode, spec windows).
 func BenchmarkSnapshotSmoke(b *testing.B) {
 	dir := filepath.Join("..", "..", "..", "testdata", "smoke")
-	if _, err := os.Stat(filepath.Join(dir, "atlas.jsonl")); err != nil {
+	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Atlas())); err != nil {
 		b.Skip("testdata/smoke is not present")
 	}
+	spec := &schema.Campaign{Campaign: "smoke"}
+	f := campaigndir.Finished{Dir: dir, Spec: spec, Files: campaigndir.Unrecorded(dir), Evidence: campaigndir.Evidence{Atlas: campaigndir.Atlas()}}
 	for b.Loop() {
-		if _, err := Snapshot(context.Background(), dir, "b200-nvfp4-tp8-ep-mbt1024"); err != nil {
+		if _, err := Snapshot(context.Background(), f, "b200-nvfp4-tp8-ep-mbt1024"); err != nil {
 			b.Fatal(err)
 		}
 	}

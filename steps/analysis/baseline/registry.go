@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Registry layout: <registry>/<family>/<measurement>/<UTC-ts>/{baseline.json,
@@ -40,20 +40,20 @@ type Entry struct {
 
 // RecordRequest says what to register and where.
 type RecordRequest struct {
-	CampaignDir string    // the campaign directory to snapshot
-	Registry    string    // registry root (holds <family>/<measurement>/...)
-	Name        string    // measurement name; empty means "<model>-perfbench-v1"
-	Notes       string    // free text, e.g. "GPQA=71.2 MMLU-Pro=80.1"
-	Cell        string    // cell to snapshot; empty means the only measured cell
-	Now         time.Time // registration time; zero means now
-	Version     string    // perfdag version recorded in baseline.json
+	Campaign campaigndir.Finished // the finished campaign to snapshot
+	Registry string               // registry root (holds <family>/<measurement>/...)
+	Name     string               // measurement name; empty means "<model>-perfbench-v1"
+	Notes    string               // free text, e.g. "GPQA=71.2 MMLU-Pro=80.1"
+	Cell     string               // cell to snapshot; empty means the only measured cell
+	Now      time.Time            // registration time; zero means now
+	Version  string               // perfdag version recorded in baseline.json
 }
 
 // Record snapshots a campaign cell and registers it under <registry>/inference/<name>/<UTC-ts>/.
 // The entry is written into a hidden temp directory and renamed into place, so a reader sees
 // a whole entry or none.
 func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
-	d, err := readCampaign(ctx, req.CampaignDir)
+	d, err := readCampaign(ctx, req.Campaign)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
 	if !nameRE.MatchString(name) {
 		return nil, fmt.Errorf("baseline name %q: use letters, digits, '.', '_' and '-' (it names a directory)", name)
 	}
-	body, err := atlas.EncodeJSON(doc)
+	body, err := campaigndir.EncodeJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encode snapshot: %w", err)
 	}
@@ -81,9 +81,9 @@ func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	src, err := filepath.Abs(req.CampaignDir)
+	src, err := filepath.Abs(req.Campaign.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", req.CampaignDir, err)
+		return nil, fmt.Errorf("resolve %s: %w", req.Campaign.Dir, err)
 	}
 	meta := schema.BaselineEntry{
 		Schema: schema.SchemaBaselineEntry, Family: Family, Measurement: name,
@@ -92,7 +92,7 @@ func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
 		Source: src, Cell: cell, SourceSnapshot: SnapshotFile,
 		SHA256: hex.EncodeToString(sum[:]), PerfdagVersion: req.Version,
 	}
-	metaBody, err := atlas.EncodeJSON(meta)
+	metaBody, err := campaigndir.EncodeJSON(meta)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", EntryFile, err)
 	}
@@ -114,7 +114,7 @@ func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
 		{EntryFile, metaBody},
 	}
 	for _, f := range files {
-		if err := atlas.WriteFileAtomic(filepath.Join(tmp, f.name), f.data); err != nil {
+		if err := campaigndir.WriteFile(filepath.Join(tmp, f.name), f.data); err != nil {
 			return nil, err
 		}
 	}
@@ -253,8 +253,9 @@ func Load(dir string) (*Entry, error) {
 // DiffDir snapshots a current campaign directory and diffs it against a registered baseline.
 // The current cell is cell when set, else the baseline's cell when the campaign has it, else
 // the campaign's only measured cell.
-func DiffDir(ctx context.Context, base *Entry, currentDir, cell string, tol Tolerances) (*schema.BaselineDiff, error) {
-	d, err := readCampaign(ctx, currentDir)
+func DiffDir(ctx context.Context, base *Entry, current campaigndir.Finished, cell string, tol Tolerances) (*schema.BaselineDiff, error) {
+	currentDir := current.Dir
+	d, err := readCampaign(ctx, current)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v2"
+
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -47,7 +50,7 @@ func fixtureRow(cell string, c int, scale float64) schema.AtlasRow {
 func writeCampaign(t testing.TB, dir string, scale float64) {
 	t.Helper()
 	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(fixtureConfig), 0o644))
+	must(t, os.WriteFile(campaigndir.Config(dir), []byte(fixtureConfig), 0o644))
 	var rows []schema.AtlasRow
 	for _, c := range []int{1, 16, 32} {
 		rows = append(rows, fixtureRow("aa-1k", c, scale))
@@ -61,22 +64,38 @@ func writeCampaign(t testing.TB, dir string, scale float64) {
 	if _, err := atlas.Aggregate(&buf, rows...); err != nil {
 		t.Fatal(err)
 	}
-	must(t, os.WriteFile(filepath.Join(dir, atlas.AtlasFile), buf.Bytes(), 0o644))
-	specDir := filepath.Join(dir, "cells", "aa-1k", "spec_metrics")
-	must(t, os.MkdirAll(specDir, 0o755))
-	windows := map[string]schema.SpecWindow{
-		"c1.json": {Schema: "spec_window_v1", Cell: "aa-1k", Concurrency: 1, PrefixCacheHitRatePre: f(0.10),
+	must(t, os.WriteFile(campaigndir.Abs(dir, campaigndir.Atlas()), buf.Bytes(), 0o644))
+	windows := map[int]schema.SpecWindow{
+		1: {Schema: "spec_window_v1", Cell: "aa-1k", Concurrency: 1, PrefixCacheHitRatePre: f(0.10),
 			PrefixCacheHitRatePost: f(0.12), KVCacheUsagePeak: f(0.05), RunningRequestsPeak: f(1),
 			GenerationTokens: f(3000), WindowS: 30},
-		"c16.json": {Schema: "spec_window_v1", Cell: "aa-1k", Concurrency: 16, PrefixCacheHitRatePre: f(0.12),
+		16: {Schema: "spec_window_v1", Cell: "aa-1k", Concurrency: 16, PrefixCacheHitRatePre: f(0.12),
 			PrefixCacheHitRatePost: f(0.25), KVCacheUsagePeak: f(0.42), RunningRequestsPeak: f(16),
 			GenerationTokens: f(48000), WindowS: 30},
 	}
-	for name, w := range windows {
-		b, err := atlas.EncodeJSON(w)
+	for c, w := range windows {
+		_, err := campaigndir.WriteJSON(dir, campaigndir.SpecWindow("aa-1k", c), w)
 		must(t, err)
-		must(t, os.WriteFile(filepath.Join(specDir, name), b, 0o644))
 	}
+}
+
+// finished is a fixture directory as the campaign service would open it: its config, its
+// atlas (when there is one) and the spec windows its scrape steps would name.
+func finished(t testing.TB, dir string) campaigndir.Finished {
+	t.Helper()
+	f := campaigndir.Finished{Dir: dir, Spec: &schema.Campaign{}, Files: campaigndir.Unrecorded(dir)}
+	if b, err := os.ReadFile(campaigndir.Config(dir)); err == nil {
+		must(t, yaml.Unmarshal(b, f.Spec))
+	}
+	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Atlas())); err == nil {
+		f.Evidence.Atlas = campaigndir.Atlas()
+	}
+	for _, c := range []int{1, 16, 32, 64} {
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.SpecWindow("aa-1k", c))); err == nil {
+			f.Evidence.Spec = append(f.Evidence.Spec, campaigndir.SpecFiles{Cell: "aa-1k", Concurrency: c, Window: campaigndir.SpecWindow("aa-1k", c)})
+		}
+	}
+	return f
 }
 
 func must(t testing.TB, err error) {
@@ -89,7 +108,7 @@ func must(t testing.TB, err error) {
 func TestSnapshotGolden(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "campaign")
 	writeCampaign(t, dir, 1)
-	doc, err := Snapshot(context.Background(), dir, "")
+	doc, err := Snapshot(context.Background(), finished(t, dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +127,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if doc.Deployment.Service != "http://vllm.svc:8000/v1" {
 		t.Errorf("service %q: credentials or query leaked", doc.Deployment.Service)
 	}
-	got, err := atlas.EncodeJSON(doc)
+	got, err := campaigndir.EncodeJSON(doc)
 	must(t, err)
 	testkit.Golden(t, filepath.Join("testdata", "snapshot.golden.json"), got)
 }
@@ -121,13 +140,13 @@ func TestRecordResolveDiff(t *testing.T) {
 	now := time.Date(2026, 5, 19, 20, 0, 0, 0, time.UTC)
 	ctx := context.Background()
 
-	e1, err := Record(ctx, RecordRequest{CampaignDir: base, Registry: reg, Name: "weekly-aa", Notes: "GPQA=71", Now: now})
+	e1, err := Record(ctx, RecordRequest{Campaign: finished(t, base), Registry: reg, Name: "weekly-aa", Notes: "GPQA=71", Now: now})
 	must(t, err)
 	if want := filepath.Join(reg, "inference", "weekly-aa", "20260519T200000Z"); e1.Dir != want {
 		t.Errorf("entry dir %s, want %s", e1.Dir, want)
 	}
 	// The same second again gets a suffix, and becomes the latest.
-	e2, err := Record(ctx, RecordRequest{CampaignDir: base, Registry: reg, Name: "weekly-aa", Now: now})
+	e2, err := Record(ctx, RecordRequest{Campaign: finished(t, base), Registry: reg, Name: "weekly-aa", Now: now})
 	must(t, err)
 	if !strings.HasSuffix(e2.Dir, "20260519T200000Z-2") {
 		t.Errorf("second entry %s, want a -2 suffix", e2.Dir)
@@ -154,7 +173,7 @@ func TestRecordResolveDiff(t *testing.T) {
 	}
 
 	// Default name comes from the model.
-	e3, err := Record(ctx, RecordRequest{CampaignDir: base, Registry: reg, Now: now})
+	e3, err := Record(ctx, RecordRequest{Campaign: finished(t, base), Registry: reg, Now: now})
 	must(t, err)
 	if e3.Meta.Measurement != "moonshotai-kimi-k2-perfbench-v1" {
 		t.Errorf("default name %q", e3.Meta.Measurement)
@@ -163,14 +182,14 @@ func TestRecordResolveDiff(t *testing.T) {
 	// A degraded run: latencies ×1.2, throughput ÷1.2 → RED; the same numbers → GREEN.
 	slow := filepath.Join(root, "slow")
 	writeCampaign(t, slow, 1.2)
-	d, err := DiffDir(ctx, byName, slow, "", nil)
+	d, err := DiffDir(ctx, byName, finished(t, slow), "", nil)
 	must(t, err)
 	if d.Verdict != Red || d.CurrentCell != "aa-1k" || d.BaselineName != "weekly-aa" {
 		t.Errorf("degraded: verdict %s cell %s name %s", d.Verdict, d.CurrentCell, d.BaselineName)
 	}
 	same := filepath.Join(root, "same")
 	writeCampaign(t, same, 1)
-	d, err = DiffDir(ctx, byName, same, "", nil)
+	d, err = DiffDir(ctx, byName, finished(t, same), "", nil)
 	must(t, err)
 	if d.Verdict != Green {
 		var buf bytes.Buffer
@@ -184,7 +203,7 @@ func TestResolveErrors(t *testing.T) {
 	base := filepath.Join(root, "base")
 	writeCampaign(t, base, 1)
 	reg := filepath.Join(root, "registry")
-	e, err := Record(context.Background(), RecordRequest{CampaignDir: base, Registry: reg, Name: "weekly-aa"})
+	e, err := Record(context.Background(), RecordRequest{Campaign: finished(t, base), Registry: reg, Name: "weekly-aa"})
 	must(t, err)
 
 	_, err = Resolve(reg, "nightly")
@@ -203,10 +222,10 @@ func TestResolveErrors(t *testing.T) {
 	if _, err := Resolve(reg, "weekly-aa"); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Errorf("tampered snapshot: %v", err)
 	}
-	if _, err := Record(context.Background(), RecordRequest{CampaignDir: base, Registry: reg, Name: "a/b"}); err == nil {
+	if _, err := Record(context.Background(), RecordRequest{Campaign: finished(t, base), Registry: reg, Name: "a/b"}); err == nil {
 		t.Error("a name with a slash was accepted")
 	}
-	if _, err := Snapshot(context.Background(), filepath.Join(root, "nope"), ""); err == nil || !strings.Contains(err.Error(), "config.yaml") {
+	if _, err := Snapshot(context.Background(), finished(t, filepath.Join(root, "nope")), ""); err == nil || !strings.Contains(err.Error(), "has no atlas") {
 		t.Errorf("missing campaign: %v", err)
 	}
 }
@@ -219,17 +238,17 @@ func TestChooseCell(t *testing.T) {
 	rows := []schema.AtlasRow{fixtureRow("aa-1k", 16, 1), fixtureRow("aa-10k", 16, 1)}
 	_, err := atlas.Aggregate(&buf, rows...)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, atlas.AtlasFile), buf.Bytes(), 0o644))
+	must(t, os.WriteFile(campaigndir.Abs(dir, campaigndir.Atlas()), buf.Bytes(), 0o644))
 	ctx := context.Background()
-	if _, err := Snapshot(ctx, dir, ""); err == nil || !strings.Contains(err.Error(), "choose one with --cell") {
+	if _, err := Snapshot(ctx, finished(t, dir), ""); err == nil || !strings.Contains(err.Error(), "choose one with --cell") {
 		t.Errorf("two cells without --cell: %v", err)
 	}
-	doc, err := Snapshot(ctx, dir, "aa-10k")
+	doc, err := Snapshot(ctx, finished(t, dir), "aa-10k")
 	must(t, err)
 	if doc.Workload.Cell != "aa-10k" {
 		t.Errorf("cell %s", doc.Workload.Cell)
 	}
-	if _, err := Snapshot(ctx, dir, "aa-100k"); err == nil || !strings.Contains(err.Error(), `no cell "aa-100k"`) {
+	if _, err := Snapshot(ctx, finished(t, dir), "aa-100k"); err == nil || !strings.Contains(err.Error(), `no cell "aa-100k"`) {
 		t.Errorf("unknown cell: %v", err)
 	}
 }

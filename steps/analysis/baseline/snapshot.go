@@ -9,85 +9,50 @@ package baseline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/measure/workload"
 )
 
-// frozenConfig is the part of a campaign directory's config.yaml a snapshot reads. It is
-// decoded leniently (the loader already validated the file when the run started).
-type frozenConfig struct {
-	Campaign  string `yaml:"campaign"`
-	Endpoints map[string]struct {
-		URL   string `yaml:"url"`
-		Model string `yaml:"model"`
-	} `yaml:"endpoints"`
-	Cells []struct {
-		ID       string          `yaml:"id"`
-		Endpoint string          `yaml:"endpoint"`
-		Workload schema.Workload `yaml:"workload"`
-	} `yaml:"cells"`
-	Source *schema.Source `yaml:"source"`
-}
-
-// campaignData is what a campaign directory holds for snapshots: its config and atlas rows.
+// campaignData is what a finished campaign holds for snapshots: its campaign, atlas rows and
+// spec windows, as its steps named them.
 type campaignData struct {
-	dir  string
-	cfg  frozenConfig
-	rows map[string][]schema.AtlasRow // by cell id, ascending concurrency
+	dir    string
+	spec   *schema.Campaign
+	rows   map[string][]schema.AtlasRow // by cell id, ascending concurrency
+	files  campaigndir.Reader
+	window map[string]map[int]string // cell → concurrency → spec window file
 }
 
-func readCampaign(ctx context.Context, dir string) (*campaignData, error) {
-	cfgPath := filepath.Join(dir, "config.yaml")
-	src, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w (is %s a campaign directory?)", cfgPath, err, dir)
+func readCampaign(ctx context.Context, f campaigndir.Finished) (*campaignData, error) {
+	d := &campaignData{dir: f.Dir, spec: f.Spec, rows: map[string][]schema.AtlasRow{}, files: f.Files, window: map[string]map[int]string{}}
+	if f.Evidence.Atlas == "" {
+		return nil, fmt.Errorf("%s has no atlas: the campaign has not aggregated yet (finish it with 'perfdag resume %s')", f.Dir, f.Dir)
 	}
-	d := &campaignData{dir: dir, rows: map[string][]schema.AtlasRow{}}
-	if err := yaml.Unmarshal(src, &d.cfg); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", cfgPath, err)
-	}
-	atlasPath := filepath.Join(dir, atlas.AtlasFile)
-	err = atlas.ScanFile(ctx, atlasPath, func(r *schema.AtlasRow) error {
+	err := atlas.Scan(ctx, f.Files, f.Evidence.Atlas, func(r *schema.AtlasRow) error {
 		row := *r
 		d.rows[row.CellID] = append(d.rows[row.CellID], row)
 		return nil
 	})
-	if errors.Is(err, fs.ErrNotExist) {
-		// No atlas yet (the aggregate step did not run): fall back to the cells' normalized rows.
-		ids, lerr := atlas.ListCells(dir)
-		if lerr != nil {
-			return nil, lerr
-		}
-		for _, id := range ids {
-			rows, _, rerr := atlas.ReadCell(dir, id)
-			if rerr != nil {
-				return nil, rerr
-			}
-			d.rows[id] = rows
-		}
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("%s has no %s and no cells/*/%s: the campaign has not aggregated yet (finish it with 'perfdag resume %s')", dir, atlas.AtlasFile, atlas.NormalizedFile, dir)
-		}
-	} else if err != nil {
+	if err != nil {
 		return nil, err
 	}
 	for id := range d.rows {
 		slices.SortStableFunc(d.rows[id], func(a, b schema.AtlasRow) int { return a.Concurrency - b.Concurrency })
+	}
+	for _, w := range f.Evidence.Spec {
+		if d.window[w.Cell] == nil {
+			d.window[w.Cell] = map[int]string{}
+		}
+		d.window[w.Cell][w.Concurrency] = w.Window
 	}
 	return d, nil
 }
@@ -130,8 +95,8 @@ func (d *campaignData) chooseCell(want, prefer string) (string, error) {
 // Snapshot maps one cell of a campaign directory to the inference_perfbench_v1 document. An
 // empty cell means the campaign's only measured cell. Points that never ran are left out of
 // metrics (a diff reports them missing); failed points keep their error count.
-func Snapshot(ctx context.Context, campaignDir, cell string) (*schema.PerfBench, error) {
-	d, err := readCampaign(ctx, campaignDir)
+func Snapshot(ctx context.Context, f campaigndir.Finished, cell string) (*schema.PerfBench, error) {
+	d, err := readCampaign(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -156,18 +121,18 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 	}
 	var wl *schema.Workload
 	endpointName := ""
-	for i := range d.cfg.Cells {
-		if d.cfg.Cells[i].ID == cellID {
-			wl = &d.cfg.Cells[i].Workload
-			endpointName = d.cfg.Cells[i].Endpoint
+	for i := range d.spec.Cells {
+		if d.spec.Cells[i].ID == cellID {
+			wl = &d.spec.Cells[i].Workload
+			endpointName = d.spec.Cells[i].Endpoint
 		}
 	}
-	if endpointName == "" && len(d.cfg.Endpoints) == 1 {
-		for name := range d.cfg.Endpoints {
+	if endpointName == "" && len(d.spec.Endpoints) == 1 {
+		for name := range d.spec.Endpoints {
 			endpointName = name
 		}
 	}
-	if ep, ok := d.cfg.Endpoints[endpointName]; ok {
+	if ep, ok := d.spec.Endpoints[endpointName]; ok {
 		if ep.Model != "" {
 			doc.Model = ep.Model
 		}
@@ -184,7 +149,7 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 	dep.Engine, dep.Hardware, dep.GPUs = first.Engine, first.Hardware, first.GPUs
 	dep.ParallelStrategy, dep.MaxNumBatchedTokens = first.ParallelStrategy, first.MaxNumBatchedTokens
 	dep.Delivery, dep.CacheMode = first.Delivery, first.CacheMode
-	if s := d.cfg.Source; s != nil {
+	if s := d.spec.Source; s != nil {
 		dep.Commit = s.Commit
 		if dep.VLLMVersion == "" {
 			dep.VLLMVersion = s.EngineVersion
@@ -222,12 +187,12 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 			RequestLatencyP50Ms: r.RequestLatencyP50Ms,
 			Errors:              r.ErrorCount,
 		}
-		win, err := readSpecWindow(atlas.CellDir(d.dir, cellID), r.Concurrency)
-		if err != nil {
-			return nil, err
-		}
-		if win != nil {
-			spec = append(spec, *win)
+		if rel := d.window[cellID][r.Concurrency]; rel != "" {
+			var win schema.SpecWindow
+			if err := d.files.JSON(rel, &win); err != nil {
+				return nil, err
+			}
+			spec = append(spec, win)
 		}
 	}
 	if w.InputTokens == 0 {
@@ -239,23 +204,6 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 	w.InputTokenBand, w.OutputTokenBand = Band(w.InputTokens), Band(w.OutputTokens)
 	doc.ServerMetricsDelta = serverDelta(spec)
 	return doc, nil
-}
-
-// readSpecWindow reads cells/<id>/spec_metrics/c<N>.json; nil when scrape-spec did not run.
-func readSpecWindow(cellDir string, conc int) (*schema.SpecWindow, error) {
-	path := filepath.Join(cellDir, "spec_metrics", "c"+strconv.Itoa(conc)+".json")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	var w schema.SpecWindow
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
-	}
-	return &w, nil
 }
 
 // serverDelta folds the per-point scrape windows (ascending concurrency) into the sweep-wide

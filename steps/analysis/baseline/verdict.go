@@ -14,7 +14,7 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/exec"
 )
 
@@ -27,20 +27,18 @@ const (
 	VerdictNotCompared = "NOT_COMPARED" // the schedule names no baseline
 )
 
-// Files a verdict leaves behind.
-const (
-	VerdictFile = "verdict.json"  // in the campaign directory
-	HistoryFile = "history.jsonl" // in the scheduler's state directory
-)
+// HistoryFile is the scheduler's history, in its state directory (not a campaign's).
+const HistoryFile = "history.jsonl"
 
 // Alarming says whether a verdict should notify (on_red) and fail a --once run.
 func Alarming(verdict string) bool {
 	return verdict == Red || verdict == VerdictFailed || verdict == VerdictError
 }
 
-// Judge turns a finished scheduled run into its verdict: a succeeded run is diffed against
-// the latest entry of the baseline name in registry, with tolerance overrides.
-func Judge(ctx context.Context, r schedule.Run, registry, name string, tol Tolerances) *schema.Verdict {
+// Judge turns a finished scheduled run into its verdict: a succeeded run, opened as a finished
+// campaign by open, is diffed against the latest entry of the baseline name in registry, with
+// tolerance overrides.
+func Judge(ctx context.Context, r schedule.Run, registry, name string, tol Tolerances, open func(dir string) (campaigndir.Finished, error)) *schema.Verdict {
 	v := &schema.Verdict{
 		Schema: schema.SchemaVerdict, Campaign: r.Campaign, File: r.File,
 		Slot: r.Slot.Format(time.RFC3339), Trigger: r.Trigger,
@@ -68,7 +66,12 @@ func Judge(ctx context.Context, r schedule.Run, registry, name string, tol Toler
 		v.Verdict, v.Error = VerdictError, err.Error()
 		return v
 	}
-	d, err := DiffDir(ctx, e, r.Dir, "", tol)
+	cur, err := open(r.Dir)
+	if err != nil {
+		v.Verdict, v.Error = VerdictError, err.Error()
+		return v
+	}
+	d, err := DiffDir(ctx, e, cur, "", tol)
 	if err != nil {
 		v.Verdict, v.Error = VerdictError, err.Error()
 		return v
@@ -77,13 +80,11 @@ func Judge(ctx context.Context, r schedule.Run, registry, name string, tol Toler
 	return v
 }
 
-// WriteVerdict writes verdict.json into the campaign directory, atomically.
-func WriteVerdict(campaignDir string, v *schema.Verdict) error {
-	b, err := atlas.EncodeJSON(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", VerdictFile, err)
-	}
-	return atlas.WriteFileAtomic(filepath.Join(campaignDir, VerdictFile), b)
+// WriteVerdict writes the run's verdict into the campaign directory, atomically, and returns
+// its path.
+func WriteVerdict(campaignDir string, v *schema.Verdict) (string, error) {
+	rel, err := campaigndir.WriteJSON(campaignDir, campaigndir.Verdict(), v)
+	return campaigndir.Abs(campaignDir, rel), err
 }
 
 // HistoryLine is one line of the scheduler's history.jsonl: a scheduled run and its verdict.
@@ -146,14 +147,15 @@ func RunOnRed(ctx context.Context, spec schema.ExecSpec, c *schema.Campaign, bas
 	}
 	spec.Env["PERFDAG_VERDICT"] = v.Verdict
 	spec.Env["PERFDAG_CAMPAIGN_DIR"] = dir
-	spec.Env["PERFDAG_VERDICT_FILE"] = filepath.Join(dir, VerdictFile)
+	spec.Env["PERFDAG_VERDICT_FILE"] = campaigndir.Abs(dir, campaigndir.Verdict())
 	if spec.Timeout.Duration <= 0 {
 		spec.Timeout.Duration = DefaultOnRedTimeout
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("on_red: %w", err)
 	}
-	task := &engine.Task{Node: "on-red", Step: "on-red", Campaign: c, Params: &spec, Dir: dir, BaseDir: baseDir, Log: io.Discard, Progress: func(string) {}}
+	params := &exec.Params{Command: spec.Command, Env: spec.Env, Dir: spec.Dir, Timeout: spec.Timeout, Always: true}
+	task := &engine.Task{Node: "on-red", Step: "on-red", Campaign: c, Params: params, Dir: dir, BaseDir: baseDir, Log: io.Discard, Progress: func(string) {}}
 	if _, err := exec.Kind.Run(ctx, task); err != nil {
 		return fmt.Errorf("on_red: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 func TestJudge(t *testing.T) {
@@ -21,8 +22,8 @@ func TestJudge(t *testing.T) {
 	writeCampaign(t, base, 1)
 	writeCampaign(t, slow, 1.2) // latencies +20 %, throughput −16.7 %
 	must(t, os.MkdirAll(empty, 0o755))
-	must(t, os.WriteFile(filepath.Join(empty, "config.yaml"), []byte(fixtureConfig), 0o644))
-	if _, err := Record(context.Background(), RecordRequest{CampaignDir: base, Registry: reg, Name: "weekly"}); err != nil {
+	must(t, os.WriteFile(campaigndir.Config(empty), []byte(fixtureConfig), 0o644))
+	if _, err := Record(context.Background(), RecordRequest{Campaign: finished(t, base), Registry: reg, Name: "weekly"}); err != nil {
 		t.Fatal(err)
 	}
 	ok := schedule.Run{Campaign: "weekly", Slot: time.Date(2026, 5, 19, 3, 0, 0, 0, time.UTC), Trigger: schedule.TriggerScheduled, Outcome: schedule.Succeeded}
@@ -53,7 +54,8 @@ func TestJudge(t *testing.T) {
 		{"no atlas to diff", with(empty, schedule.Succeeded), "weekly", VerdictError, "has not aggregated yet"},
 	}
 	for _, tc := range cases {
-		v := Judge(context.Background(), tc.run, reg, tc.base, nil)
+		open := func(dir string) (campaigndir.Finished, error) { return finished(t, dir), nil }
+		v := Judge(context.Background(), tc.run, reg, tc.base, nil, open)
 		if v.Verdict != tc.verdict || !strings.Contains(v.Error, tc.errHas) {
 			t.Errorf("%s: verdict %s error %q, want %s with %q", tc.name, v.Verdict, v.Error, tc.verdict, tc.errHas)
 		}
@@ -70,9 +72,10 @@ func TestVerdictFilesAndOnRed(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	v := &schema.Verdict{Schema: schema.SchemaVerdict, Campaign: "weekly", Slot: "2026-05-19T03:00:00Z", Outcome: schedule.Succeeded, Verdict: Red,
 		Diff: &schema.BaselineDiff{Baseline: "reg/inference/weekly/20260512T030000Z", Red: 3}}
-	must(t, WriteVerdict(dir, v))
+	path, err := WriteVerdict(dir, v)
+	must(t, err)
 	var back schema.Verdict
-	b, err := os.ReadFile(filepath.Join(dir, VerdictFile))
+	b, err := os.ReadFile(path)
 	must(t, err)
 	must(t, json.Unmarshal(b, &back))
 	if back.Verdict != Red || back.Diff.Red != 3 {
@@ -96,7 +99,7 @@ func TestVerdictFilesAndOnRed(t *testing.T) {
 	must(t, RunOnRed(context.Background(), spec, c, t.TempDir(), dir, v))
 	got, err := os.ReadFile(filepath.Join(dir, "notified.txt"))
 	must(t, err)
-	want := "RED|" + dir + "|" + filepath.Join(dir, VerdictFile) + "|weekly|perf\n"
+	want := "RED|" + dir + "|" + campaigndir.Abs(dir, campaigndir.Verdict()) + "|weekly|perf\n"
 	if string(got) != want {
 		t.Errorf("on_red saw %q, want %q", got, want)
 	}

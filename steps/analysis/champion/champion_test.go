@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -183,17 +184,17 @@ func TestSelectFileAndWriteGolden(t *testing.T) {
 	if _, err := atlas.Aggregate(&buf, abRows()...); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, atlas.AtlasFile)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := campaigndir.WriteFile(campaigndir.Abs(dir, campaigndir.Atlas()), buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := SelectFile(context.Background(), path, "ab", Options{})
+	c, err := SelectAtlas(context.Background(), campaigndir.Unrecorded(dir), campaigndir.Atlas(), "ab", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(dir, c); err != nil {
+	rel, err := Write(dir, c)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := os.ReadFile(filepath.Join(dir, File))
+	got, _ := os.ReadFile(campaigndir.Abs(dir, rel))
 	testkit.Golden(t, filepath.Join("testdata", "champion.golden.json"), got)
 }

@@ -5,17 +5,15 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
-// File is champion.json in the campaign directory.
-const File = "champion.json"
 
 // Result ranks the arms seen so far and writes the recommendation. No arm at all, or more than
 // one arm marked baseline, is an error.
@@ -173,25 +171,21 @@ func recommend(c schema.Champion, ranked []schema.ChampionArm, base *schema.Cham
 	return b.String()
 }
 
-// SelectFile streams an atlas.jsonl through a selector.
-func SelectFile(ctx context.Context, atlasPath, campaign string, opt Options) (schema.Champion, error) {
+// SelectAtlas streams a recorded atlas through a selector.
+func SelectAtlas(ctx context.Context, r campaigndir.Reader, rel, campaign string, opt Options) (schema.Champion, error) {
 	s, err := NewSelector(campaign, opt)
 	if err != nil {
 		return schema.Champion{}, err
 	}
-	if err := atlas.ScanFile(ctx, atlasPath, s.Add); err != nil {
+	if err := atlas.Scan(ctx, r, rel, s.Add); err != nil {
 		return schema.Champion{}, fmt.Errorf("champion: %w", err)
 	}
 	return s.Result()
 }
 
-// Write writes champion.json into dir atomically.
-func Write(dir string, c schema.Champion) error {
-	b, err := atlas.EncodeJSON(c)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", File, err)
-	}
-	return atlas.WriteFileAtomic(filepath.Join(dir, File), b)
+// Write writes the decision into the campaign directory atomically and returns its path.
+func Write(dir string, c schema.Champion) (string, error) {
+	return campaigndir.WriteJSON(dir, campaigndir.Champion(), c)
 }
 
 func engine(a schema.ChampionArm) string {

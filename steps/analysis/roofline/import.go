@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Options name one imported configuration; set fields override the bundle's provenance.json.
@@ -31,11 +32,8 @@ type Imported struct {
 	Rows        []schema.AtlasRow // decode rows, then prefill rows
 	Sweep       schema.RooflineSweep
 	Warnings    []string
-	Outputs     []string // files written, relative to the campaign directory
+	Cells       []campaigndir.CellFiles // what was written: both cells, the decode cell with the sweep
 }
-
-// SweepFile is the roofline_sweep.json inside the decode cell's directory.
-const SweepFile = "roofline_sweep.json"
 
 var slug = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
@@ -101,11 +99,11 @@ func Import(ctx context.Context, campaignDir, bundleDir string, opt Options) (Im
 	if err := ctx.Err(); err != nil {
 		return Imported{}, err
 	}
-	outputs, err := writeCells(campaignDir, opt.ID, imp)
+	cells, err := writeCells(campaignDir, imp)
 	if err != nil {
 		return Imported{}, err
 	}
-	imp.Outputs = outputs
+	imp.Cells = cells
 	return imp, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -64,12 +65,15 @@ func TestImportExampleBundle(t *testing.T) {
 		t.Errorf("decode c8 tokens_per_watt %v", tpw)
 	}
 	// The files are where the atlas expects them, and they aggregate.
-	wantOut := []string{"cells/h100-tp4-decode/normalized.json", "cells/h100-tp4-decode/status.txt",
-		"cells/h100-tp4-prefill/normalized.json", "cells/h100-tp4-prefill/status.txt", "cells/h100-tp4-decode/roofline_sweep.json"}
-	if !slices.Equal(imp.Outputs, wantOut) {
-		t.Errorf("outputs %v", imp.Outputs)
+	wantCells := []campaigndir.CellFiles{
+		{Cell: "h100-tp4-decode", Normalized: campaigndir.Normalized("h100-tp4-decode"), Status: campaigndir.CellStatus("h100-tp4-decode"),
+			Sweep: campaigndir.RooflineSweep("h100-tp4-decode"), Source: "roofline-import"},
+		{Cell: "h100-tp4-prefill", Normalized: campaigndir.Normalized("h100-tp4-prefill"), Status: campaigndir.CellStatus("h100-tp4-prefill"), Source: "roofline-import"},
 	}
-	cov, err := atlas.AggregateDir(context.Background(), dir, nil)
+	if !slices.Equal(imp.Cells, wantCells) {
+		t.Errorf("cells %+v", imp.Cells)
+	}
+	cov, err := atlas.AggregateDir(context.Background(), campaigndir.Unrecorded(dir), campaigndir.Atlas(), imp.Cells)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +81,7 @@ func TestImportExampleBundle(t *testing.T) {
 	if cov.String() != "Coverage: 2 atlas cells | 2 full sweeps | 0 partial sweeps | 0 failed cells | 3 plot-ready concurrency points" {
 		t.Errorf("coverage %s", cov)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, "cells", imp.DecodeCell, SweepFile))
+	got, err := os.ReadFile(campaigndir.Abs(dir, imp.Cells[0].Sweep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +109,10 @@ func TestImportSeveralConfigsAndReimport(t *testing.T) {
 	if _, err := Import(ctx, dir, exampleBundle, Options{Campaign: "camp", ID: "tp4"}); err != nil {
 		t.Fatalf("re-import: %v", err)
 	}
-	ids, _ := atlas.ListCells(dir)
-	if !slices.Equal(ids, []string{"tp4-decode", "tp4-prefill", "tp8-decode", "tp8-prefill"}) {
-		t.Errorf("cells %v", ids)
-	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".roofline-import-*")); len(leftovers) != 0 {
-		t.Errorf("temp dirs left: %v", leftovers)
+	for _, id := range []string{"tp4-decode", "tp4-prefill", "tp8-decode", "tp8-prefill"} {
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Normalized(id))); err != nil {
+			t.Errorf("cell %s: %v", id, err)
+		}
 	}
 }
 

@@ -1,13 +1,10 @@
 package roofline
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
@@ -118,17 +115,9 @@ func extra(rr schema.RooflineRow) map[string]any {
 	return e
 }
 
-// writeCells builds both cells in a temp directory inside the campaign directory, then renames
-// each into cells/, replacing an earlier import of the same id.
-func writeCells(campaignDir, id string, imp Imported) (outputs []string, err error) {
-	if err := os.MkdirAll(filepath.Join(campaignDir, "cells"), 0o755); err != nil {
-		return nil, fmt.Errorf("roofline import: %w", err)
-	}
-	tmp, err := os.MkdirTemp(campaignDir, ".roofline-import-"+id+"-*")
-	if err != nil {
-		return nil, fmt.Errorf("roofline import: %w", err)
-	}
-	defer os.RemoveAll(tmp)
+// writeCells writes both cells and the sweep through the campaign directory contract. Each
+// file is replaced atomically; the step's checkpoint trusts them only once all are written.
+func writeCells(campaignDir string, imp Imported) ([]campaigndir.CellFiles, error) {
 	var decodeRows, prefillRows []schema.AtlasRow
 	for _, r := range imp.Rows {
 		if r.CellID == imp.DecodeCell {
@@ -137,36 +126,17 @@ func writeCells(campaignDir, id string, imp Imported) (outputs []string, err err
 			prefillRows = append(prefillRows, r)
 		}
 	}
-	if err := atlas.WriteCell(tmp, imp.DecodeCell, decodeRows, schema.CellFull); err != nil {
-		return nil, err
-	}
-	if err := atlas.WriteCell(tmp, imp.PrefillCell, prefillRows, schema.CellFull); err != nil {
-		return nil, err
-	}
-	sweep, err := atlas.EncodeJSON(imp.Sweep)
+	decode, err := atlas.WriteCell(campaignDir, imp.DecodeCell, decodeRows, schema.CellFull)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", SweepFile, err)
-	}
-	if err := atlas.WriteFileAtomic(filepath.Join(atlas.CellDir(tmp, imp.DecodeCell), SweepFile), sweep); err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(filepath.Join(tmp, "old"), 0o755); err != nil {
-		return nil, fmt.Errorf("roofline import: %w", err)
+	prefill, err := atlas.WriteCell(campaignDir, imp.PrefillCell, prefillRows, schema.CellFull)
+	if err != nil {
+		return nil, err
 	}
-	for _, cell := range []string{imp.DecodeCell, imp.PrefillCell} {
-		dst := atlas.CellDir(campaignDir, cell)
-		if err := os.Rename(dst, filepath.Join(tmp, "old", cell)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("roofline import: replace %s: %w", dst, err)
-		}
-		if err := os.Rename(atlas.CellDir(tmp, cell), dst); err != nil {
-			return nil, fmt.Errorf("roofline import: %w", err)
-		}
-		outputs = append(outputs, filepath.Join("cells", cell, atlas.NormalizedFile), filepath.Join("cells", cell, atlas.StatusFile))
+	if decode.Sweep, err = campaigndir.WriteJSON(campaignDir, campaigndir.RooflineSweep(imp.DecodeCell), imp.Sweep); err != nil {
+		return nil, err
 	}
-	outputs = append(outputs, filepath.Join("cells", imp.DecodeCell, SweepFile))
-	if d, err := os.Open(filepath.Join(campaignDir, "cells")); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return outputs, nil
+	decode.Source, prefill.Source = "roofline-import", "roofline-import"
+	return []campaigndir.CellFiles{decode, prefill}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -217,11 +218,10 @@ func TestWriteGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, atlas.AtlasFile)
-	if err := os.WriteFile(path, atlasBuf.Bytes(), 0o644); err != nil {
+	if err := campaigndir.WriteFile(campaigndir.Abs(dir, campaigndir.Atlas()), atlasBuf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := SummarizeFile(context.Background(), path, "camp", ConfigFor(nil))
+	s, err := SummarizeAtlas(context.Background(), campaigndir.Unrecorded(dir), campaigndir.Atlas(), "camp", ConfigFor(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,18 +240,18 @@ func TestWriteGolden(t *testing.T) {
 		testkit.Golden(t, filepath.Join("testdata", name+".golden"), got)
 	}
 	var back schema.TPMSummary
-	b, _ := os.ReadFile(filepath.Join(dir, JSONFile))
+	b, _ := os.ReadFile(campaigndir.Abs(dir, campaigndir.TPMJSON()))
 	if err := json.Unmarshal(b, &back); err != nil || len(back.TPMRows()) != 3 || len(back.CostRows()) != 3 {
 		t.Errorf("json round trip: %v, %d tpm rows, %d cost rows", err, len(back.TPMRows()), len(back.CostRows()))
 	}
 }
 
-func TestSummarizeFileBadAtlas(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "atlas.jsonl")
-	if err := os.WriteFile(path, []byte("{\"output_tok_s_per_gpu\": \"fast\"}\n"), 0o644); err != nil {
+func TestSummarizeBadAtlas(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(campaigndir.Abs(dir, campaigndir.Atlas()), []byte("{\"output_tok_s_per_gpu\": \"fast\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := SummarizeFile(context.Background(), path, "camp", ConfigFor(nil))
+	_, err := SummarizeAtlas(context.Background(), campaigndir.Unrecorded(dir), campaigndir.Atlas(), "camp", ConfigFor(nil))
 	if err == nil || !strings.Contains(err.Error(), "atlas.jsonl:1") || !strings.Contains(err.Error(), "output_tok_s_per_gpu") {
 		t.Errorf("err = %v", err)
 	}

@@ -5,36 +5,29 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
-// Output file names, in the campaign directory.
-const (
-	JSONFile     = "tpm_summary.json"
-	CSVFile      = "tpm_summary.csv"
-	MarkdownFile = "tpm_summary.md"
-)
-
-// SummarizeFile streams an atlas.jsonl into a summary.
-func SummarizeFile(ctx context.Context, atlasPath, campaign string, cfg Config) (schema.TPMSummary, error) {
+// SummarizeAtlas streams a recorded atlas into a summary.
+func SummarizeAtlas(ctx context.Context, r campaigndir.Reader, rel, campaign string, cfg Config) (schema.TPMSummary, error) {
 	a := NewAccumulator(campaign, cfg)
-	if err := atlas.ScanFile(ctx, atlasPath, a.Add); err != nil {
+	if err := atlas.Scan(ctx, r, rel, a.Add); err != nil {
 		return schema.TPMSummary{}, fmt.Errorf("tpm summary: %w", err)
 	}
 	return a.Summary(), nil
 }
 
-// Write writes tpm_summary.json, .csv and .md into dir atomically and returns their names.
-// Each opens with the summary's caveat (the CSV as a leading "# " line).
+// Write writes the summary's JSON, CSV and Markdown forms into dir atomically and returns
+// their paths relative to dir. Each opens with the summary's caveat (the CSV as a "# " line).
 func Write(dir string, s schema.TPMSummary) ([]string, error) {
-	js, err := atlas.EncodeJSON(s)
+	js, err := campaigndir.EncodeJSON(s)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", JSONFile, err)
+		return nil, fmt.Errorf("encode the TPM summary: %w", err)
 	}
 	cs, err := CSV(s)
 	if err != nil {
@@ -43,10 +36,10 @@ func Write(dir string, s schema.TPMSummary) ([]string, error) {
 	files := []struct {
 		name string
 		data []byte
-	}{{JSONFile, js}, {CSVFile, cs}, {MarkdownFile, []byte(Markdown(s))}}
+	}{{campaigndir.TPMJSON(), js}, {campaigndir.TPMCSV(), cs}, {campaigndir.TPMMarkdown(), []byte(Markdown(s))}}
 	var names []string
 	for _, f := range files {
-		if err := atlas.WriteFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := campaigndir.WriteFile(campaigndir.Abs(dir, f.name), f.data); err != nil {
 			return names, err
 		}
 		names = append(names, f.name)
@@ -81,7 +74,7 @@ func CSV(s schema.TPMSummary) ([]byte, error) {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", CSVFile, err)
+		return nil, fmt.Errorf("encode the TPM summary as CSV: %w", err)
 	}
 	return buf.Bytes(), nil
 }

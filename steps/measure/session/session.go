@@ -1,22 +1,18 @@
 // Package session is what the steps that put load on an endpoint share — prewarm, burn-in and
 // run-shape: resolve the endpoint, open the cell's workload, stream requests through the
-// load generator, keep the per-request records, and log the settle discipline to
-// cells/<id>/commands/settle.log.
+// load generator, keep the per-request records, and log the settle discipline.
 package session
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
-	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/openai"
@@ -106,57 +102,10 @@ func ProgressLine(p loadgen.Progress) string {
 	return line
 }
 
-// WriteRecords writes records as JSONL atomically at dir/rel and returns rel.
-func WriteRecords(dir, rel string, records []schema.RequestRecord) (string, error) {
-	path := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	var buf []byte
-	for _, r := range records {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return "", fmt.Errorf("encode record %d: %w", r.Index, err)
-		}
-		buf = append(append(buf, b...), '\n')
-	}
-	return rel, checkpoint.WriteFile(path, buf)
-}
-
-// WriteJSON writes v as indented JSON atomically at dir/rel and returns rel.
-func WriteJSON(dir, rel string, v any) (string, error) {
-	path := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("encode %s: %w", rel, err)
-	}
-	return rel, checkpoint.WriteFile(path, append(b, '\n'))
-}
-
-// CellDir is a cell's directory relative to the campaign directory.
-func CellDir(cell string) string { return filepath.Join("cells", cell) }
-
-// SettleLog appends a timestamped line to cells/<id>/commands/settle.log, the record of the
-// settle discipline a campaign ran with (prewarm, burn-in, pauses).
+// SettleLog appends a timestamped line to the cell's settle log, the record of the settle
+// discipline a campaign ran with (prewarm, burn-in, pauses).
 func SettleLog(t *engine.Task, format string, args ...any) error {
-	path := filepath.Join(t.Dir, CellDir(cellID(t)), "commands", "settle.log")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create settle log dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open settle log: %w", err)
-	}
-	defer f.Close()
-	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), t.Node, fmt.Sprintf(format, args...))
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write settle log: %w", err)
-	}
-	return f.Sync()
+	return campaigndir.AppendLine(t.Dir, campaigndir.SettleLog(cellID(t)), t.Node, fmt.Sprintf(format, args...))
 }
 
 // Pause waits d or until ctx ends.

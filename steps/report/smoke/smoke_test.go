@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v2"
+
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -155,24 +158,34 @@ func TestGoldenFixture(t *testing.T) {
 	}
 }
 
-// TestLoadReadsTheCheckedInFixture proves report.Load reads back everything the generator holds.
-func TestLoadReadsTheCheckedInFixture(t *testing.T) {
-	got, err := report.Load(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestReadReadsTheCheckedInFixture proves the report reads back everything the generator holds.
+func TestReadReadsTheCheckedInFixture(t *testing.T) {
 	want, err := Input()
 	if err != nil {
 		t.Fatal(err)
 	}
+	got, err := report.Read(context.Background(), campaigndir.Unrecorded(fixtureDir), Evidence(want))
+	if err != nil {
+		t.Fatal(err)
+	}
 	got.Dir = ""
+	var info campaigndir.Info
+	if b, err := os.ReadFile(campaigndir.RunInfo(fixtureDir)); err != nil || json.Unmarshal(b, &info) != nil {
+		t.Fatalf("run record: %v", err)
+	}
+	got.Run = &info
+	var cfg schema.Campaign
+	if b, err := os.ReadFile(campaigndir.Config(fixtureDir)); err != nil || yaml.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("config: %v", err)
+	}
+	got.Campaign = &cfg
 	parts := []struct {
 		name      string
 		got, want any
 	}{
 		{"config", got.Campaign, want.Campaign}, {"atlas", got.Atlas, want.Atlas}, {"tpm", got.TPM, want.TPM},
 		{"dcgm", got.DCGM, want.DCGM}, {"roofline", got.Roofline, want.Roofline}, {"champion", got.Champion, want.Champion},
-		{"source", got.Source, want.Source},
+		{"run", got.Run, want.Run},
 	}
 	for _, p := range parts {
 		g, _ := json.Marshal(p.got)

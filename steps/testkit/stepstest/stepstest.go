@@ -5,19 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
+	"os"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps"
-	"github.com/perfdag/perfdag/steps/testkit"
+	runshape "github.com/perfdag/perfdag/steps/run-shape"
 )
 
 // noEnv is the environment lookup of every load here: no variable is set.
@@ -25,10 +27,13 @@ func noEnv(string) (string, bool) { return "", false }
 
 // Run runs campaign source src through the engine with steps.Registry() in campaign directory
 // dir, with base as the campaign file's directory and log taking the nodes' logs (nil discards
-// them); it returns the outcome of every node and the checkpoint records (results).
+// them); it returns the outcome of every node and the checkpoint records (results). Its
+// run-shape measures nothing: it offers the point a test staged with WritePoint (and the
+// samples staged beside it) as its result, so the steps downstream read them exactly as they
+// read a measurement; a point not staged fails.
 func Run(t testing.TB, dir, base, src string, log io.Writer) (map[string]string, map[string]*checkpoint.Record) {
 	t.Helper()
-	reg, err := steps.Registry()
+	reg, err := Registry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +121,58 @@ func OKPoint(cell string, c int) schema.Point {
 	}
 }
 
-// WritePoint writes p to dir/cells/<cell>/raw/c<N>/point.json as run-shape does.
+// WritePoint stages p where run-shape writes a point, for Run's run-shape to offer.
 func WritePoint(t testing.TB, dir string, p schema.Point) {
 	t.Helper()
-	testkit.WriteJSON(t, filepath.Join(dir, "cells", p.Cell, "raw", "c"+strconv.Itoa(p.Concurrency), "point.json"), p)
+	if _, err := campaigndir.WriteJSON(dir, campaigndir.Point(p.Cell, p.Concurrency), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Registry is steps.Registry() with run-shape replaced by one that offers staged points.
+func Registry() (*engine.Registry, error) {
+	reg, err := steps.Registry()
+	if err != nil {
+		return nil, err
+	}
+	var kinds []engine.Kind
+	for _, name := range reg.Names() {
+		k, _ := reg.Lookup(name)
+		if name == runshape.Kind.Name {
+			k.Run, k.Inputs = staged, func(t *engine.Task) any { return map[string]any{"cell": t.Cell.ID, "c": t.Concurrency} }
+		}
+		kinds = append(kinds, k)
+	}
+	out, err := engine.NewRegistry(kinds...)
+	if err != nil {
+		return nil, err
+	}
+	out.Default, out.Setup, out.RuleContext = reg.Default, nil, reg.RuleContext
+	return out, nil
+}
+
+// staged is the test run-shape: the staged point and whatever samples sit beside it.
+func staged(_ context.Context, t *engine.Task) (engine.Result, error) {
+	files := campaigndir.PointFiles{Cell: t.Cell.ID, Concurrency: t.Concurrency}
+	var p schema.Point
+	found, err := campaigndir.ReadJSON(t.Dir, campaigndir.Point(t.Cell.ID, t.Concurrency), &p)
+	if err != nil || !found {
+		return engine.Result{}, fmt.Errorf("no staged point for %s (stepstest.WritePoint): %v", t.Node, err)
+	}
+	files.Point = campaigndir.Point(t.Cell.ID, t.Concurrency)
+	for rel, dst := range map[string]*string{
+		campaigndir.Records(t.Cell.ID, t.Concurrency):        &files.Records,
+		campaigndir.DCGMSamples(t.Cell.ID, t.Concurrency):    &files.DCGMSamples,
+		campaigndir.MetricsSamples(t.Cell.ID, t.Concurrency): &files.MetricsSamples,
+	} {
+		if _, err := os.Stat(campaigndir.Abs(t.Dir, rel)); err == nil {
+			*dst = rel
+		}
+	}
+	res := runshape.ResultOf(p, files)
+	out := engine.Result{Value: res, Outputs: files.List(), Summary: "staged " + t.Node}
+	if p.Status == "failed" {
+		return out, fmt.Errorf("staged point %s failed", t.Node)
+	}
+	return out, nil
 }

@@ -1,0 +1,192 @@
+package run
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/perfdag/perfdag/engine/fingerprint"
+	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/plan"
+)
+
+// hasGates reports whether any gate guards the node's step (bracket first halves never carry
+// verdicts: their result is half a window).
+func (r *Runner) hasGates(n *plan.Node) bool {
+	if n.Phase != "" {
+		return false
+	}
+	for _, g := range r.plan.Campaign.Gates {
+		if _, ok := g.Program[n.Step.ID]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// evalGates evaluates every gate guarding the node's step on its result. A rule that errors
+// (or runs out of its evaluation budget) is a verdict that did not pass, carrying the error.
+func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
+	if !r.hasGates(n) {
+		return nil
+	}
+	var out []gate.Verdict
+	ctx := r.ruleContext(n)
+	for _, g := range r.plan.Campaign.Gates {
+		prog, ok := g.Program[n.Step.ID]
+		if !ok {
+			continue
+		}
+		v := gate.Verdict{Gate: g.ID, Node: n.ID, Severity: g.Severity, Rule: g.Rule, Message: g.Message, Concurrency: n.Conc}
+		if n.Cell != nil {
+			v.Cell = n.Cell.ID
+		}
+		env := gate.Env(ctx, val)
+		passed, err := gate.Eval(prog, env)
+		v.Passed = passed && err == nil
+		if err != nil {
+			v.Error = err.Error()
+		}
+		if !v.Passed {
+			v.Value = gate.Values(g.Rule, env)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// ruleContext is what every rule may read besides the result: the campaign's and, at cell
+// and point scope, the cell's fields, as the registry defines them.
+func (r *Runner) ruleContext(n *plan.Node) map[string]any {
+	reg := r.opts.Registry
+	if reg != nil && reg.RuleContext != nil {
+		return reg.RuleContext(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
+	}
+	return gate.Context(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
+}
+
+// ancestors are the nodes n reads from, directly or through other nodes, in plan order.
+func (r *Runner) ancestors(n *plan.Node) []*plan.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.anc[n]; ok {
+		return a
+	}
+	seen := map[*plan.Node]bool{}
+	var visit func(m *plan.Node)
+	visit = func(m *plan.Node) {
+		for _, d := range m.Deps {
+			if d.Data && !seen[d.Node] {
+				seen[d.Node] = true
+				visit(d.Node)
+			}
+		}
+	}
+	visit(n)
+	out := make([]*plan.Node, 0, len(seen))
+	for _, m := range r.plan.Nodes {
+		if seen[m] {
+			out = append(out, m)
+		}
+	}
+	r.anc[n] = out
+	return out
+}
+
+// ancestorVerdicts is what a verdict-reading node reads: every verdict of the nodes it reads
+// from, in plan order (nil for kinds that do not read verdicts).
+func (r *Runner) ancestorVerdicts(n *plan.Node, of func(id string) []gate.Verdict) []gate.Verdict {
+	if !n.Step.Kind.ReadsVerdicts {
+		return nil
+	}
+	var out []gate.Verdict
+	for _, a := range r.ancestors(n) {
+		out = append(out, of(a.ID)...)
+	}
+	return out
+}
+
+// actsOnPass reports whether the node's kind acts on the campaign being good.
+func (r *Runner) actsOnPass(n *plan.Node) bool {
+	k := n.Step.Kind
+	return k.ActsOnPass != nil && k.ActsOnPass(r.task(n))
+}
+
+// failingAmong names the first fail verdict among the ancestors' verdicts ("" when none).
+func (r *Runner) failingAmong(n *plan.Node, of func(id string) []gate.Verdict) string {
+	var failing []string
+	for _, a := range r.ancestors(n) {
+		for _, v := range of(a.ID) {
+			if v.Failing() {
+				failing = append(failing, describe(v))
+			}
+		}
+	}
+	if len(failing) == 0 {
+		return ""
+	}
+	return "a fail gate stands, and " + n.Step.Kind.Name + " acts on a pass: " + strings.Join(limit(failing, 3), "; ")
+}
+
+// blockedBy is the decide-time check: a node that acts on a pass is blocked when a reused
+// node it reads from carries a fail verdict under the current gates.
+func (r *Runner) blockedBy(n *plan.Node, out map[string]*decision) string {
+	if !r.actsOnPass(n) {
+		return ""
+	}
+	return r.failingAmong(n, func(id string) []gate.Verdict {
+		if d := out[id]; d != nil && d.Action == ActReuse {
+			return d.verdicts
+		}
+		return nil
+	})
+}
+
+// describe words a verdict for logs and reasons, with the values the rule read.
+func describe(v gate.Verdict) string {
+	s := fmt.Sprintf("gate %s (%s) on %s: ", v.Gate, v.Severity, v.Node)
+	switch {
+	case v.Error != "":
+		s += "rule could not be evaluated: " + v.Error
+	case v.Message != "":
+		s += v.Message
+	default:
+		s += v.Rule + " is false"
+	}
+	if v.Value != "" {
+		s += " (" + v.Value + ")"
+	}
+	return s
+}
+
+// gatesDoc is what a verdict reader's fingerprint adds: the gate definitions and the verdicts.
+func (r *Runner) gatesDoc(n *plan.Node, verdicts []gate.Verdict) ([]byte, error) {
+	if !n.Step.Kind.ReadsVerdicts {
+		return nil, nil
+	}
+	type def struct{ ID, On, Rule, Severity, Message string }
+	var defs []def
+	for _, g := range r.plan.Campaign.Gates {
+		defs = append(defs, def{g.ID, g.On, g.Rule, g.Severity, g.Message})
+	}
+	if verdicts == nil {
+		verdicts = []gate.Verdict{}
+	}
+	return fingerprint.Canonical(map[string]any{"definitions": defs, "verdicts": verdicts})
+}
+
+func sameVerdicts(a, b []gate.Verdict) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func refused(vs []gate.Verdict) bool {
+	for _, v := range vs {
+		if v.Failing() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,140 @@
+package campaigndir
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// MaxAtlasLine bounds one atlas_v1 line (a row with a large extra map); longer is an error.
+const MaxAtlasLine = 16 << 20
+
+// WriteCell writes a cell's normalized.json (rows in the order given) and status.txt,
+// atomically each, and returns their relative paths.
+func WriteCell(dir, cell string, rows []schema.AtlasRow, status string) (CellFiles, error) {
+	files := CellFiles{Cell: cell, Normalized: Normalized(cell), Status: CellStatus(cell)}
+	b, err := EncodeJSON(rows)
+	if err != nil {
+		return files, fmt.Errorf("encode cell %s: %w", cell, err)
+	}
+	if err := WriteFile(Abs(dir, files.Normalized), b); err != nil {
+		return files, err
+	}
+	return files, WriteFile(Abs(dir, files.Status), []byte(status+"\n"))
+}
+
+// ReadCell reads a cell's rows and status through r (checked against their recorded
+// digests), or straight from dir when r.Digest is nil (a step reading what it just wrote).
+func ReadCell(r Reader, files CellFiles) ([]schema.AtlasRow, string, error) {
+	read := func(rel string) ([]byte, error) {
+		if r.Digest == nil {
+			return ReadFile(r.Dir, rel, "")
+		}
+		return r.Bytes(rel)
+	}
+	b, err := read(files.Normalized)
+	if err != nil {
+		return nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
+	}
+	var rows []schema.AtlasRow
+	if err := DecodeStrict(files.Normalized, b, &rows); err != nil {
+		return nil, "", err
+	}
+	sb, err := read(files.Status)
+	if err != nil {
+		return nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
+	}
+	return rows, strings.TrimSpace(string(sb)), nil
+}
+
+// AtlasEncoder writes atlas rows as JSON Lines: one compact object and a newline per row.
+type AtlasEncoder struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewAtlasEncoder buffers writes to w; call Flush when done.
+func NewAtlasEncoder(w io.Writer) *AtlasEncoder {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &AtlasEncoder{bw: bw, enc: enc}
+}
+
+// Encode writes one row.
+func (e *AtlasEncoder) Encode(row *schema.AtlasRow) error { return e.enc.Encode(row) }
+
+// Flush writes buffered rows to the underlying writer.
+func (e *AtlasEncoder) Flush() error { return e.bw.Flush() }
+
+// AtlasDecoder reads atlas rows from JSON Lines one at a time, so an atlas of any size streams.
+type AtlasDecoder struct {
+	sc   *bufio.Scanner
+	name string
+	line int
+}
+
+// NewAtlasDecoder reads from r; name (usually the file path) prefixes every error.
+func NewAtlasDecoder(r io.Reader, name string) *AtlasDecoder {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxAtlasLine)
+	return &AtlasDecoder{sc: sc, name: name}
+}
+
+// Next decodes the next row into row (reset first); it returns io.EOF at the end. Blank
+// lines are skipped; unknown fields are errors naming the file and line.
+func (d *AtlasDecoder) Next(row *schema.AtlasRow) error {
+	for d.sc.Scan() {
+		d.line++
+		b := bytes.TrimSpace(d.sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		*row = schema.AtlasRow{}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(row); err != nil {
+			return fmt.Errorf("%s:%d: %w", d.name, d.line, err)
+		}
+		return nil
+	}
+	if err := d.sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", d.name, d.line+1, err)
+	}
+	return io.EOF
+}
+
+// Line is the line number of the row Next returned last.
+func (d *AtlasDecoder) Line() int { return d.line }
+
+// OpenAtlas opens a recorded atlas for streaming, after checking its digest in one pass
+// over the file (a large atlas is never held in memory).
+func OpenAtlas(r Reader, rel string) (*os.File, error) {
+	digest, ok := "", false
+	if r.Digest != nil {
+		digest, ok = r.Digest(rel)
+	}
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", rel, ErrNotRecorded)
+	}
+	if digest != "" {
+		got, err := DigestFile(r.Dir, rel)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, err)
+		}
+		if got != digest {
+			return nil, &ChangedError{Rel: rel}
+		}
+	}
+	f, err := os.Open(Abs(r.Dir, rel))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return f, nil
+}

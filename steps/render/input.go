@@ -1,0 +1,25 @@
+package render
+
+import (
+	"context"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/report"
+)
+
+// Input assembles what the report shows of a campaign: the files its evidence names (read
+// through r, checked against their recorded digests), the campaign with its defaults merged,
+// the run's record and the gate verdicts. The step and `perfdag report DIR` both build the PDF
+// from it, so the two never disagree.
+func Input(ctx context.Context, r campaigndir.Reader, ev campaigndir.Evidence, c *schema.Campaign, verdicts []schema.GateVerdict) (report.Input, error) {
+	in, err := report.Read(ctx, r, ev)
+	if err != nil {
+		return in, err
+	}
+	in.Campaign, in.Gates = c, verdicts
+	if info, err := campaigndir.ReadInfo(r.Dir); err == nil {
+		in.Run = &info
+	}
+	return in, nil
+}
