@@ -62,10 +62,10 @@ type DCGMOutput interface{ DCGMFiles() DCGMFiles }
 // CellFiles names a cell some step wrote whole (a roofline import's decode and prefill cells).
 type CellFiles struct {
 	Cell       string `json:"cell"`
-	Normalized string `json:"normalized"`         // the cell's atlas rows
-	Status     string `json:"status"`             // full, partial or failed
-	Sweep      string `json:"sweep,omitempty"`    // roofline_sweep_v1, when the cell carries one
-	Source     string `json:"source,omitempty"`   // what produced it (roofline-import, aiperf, ...)
+	Normalized string `json:"normalized"`       // the cell's atlas rows
+	Status     string `json:"status"`           // full, partial or failed
+	Sweep      string `json:"sweep,omitempty"`  // roofline_sweep_v1, when the cell carries one
+	Source     string `json:"source,omitempty"` // what produced it (roofline-import, aiperf, ...)
 }
 
 // CellsOutput is a result that wrote whole atlas cells for aggregate to include.

@@ -14,7 +14,6 @@ import (
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
-
 // Result ranks the arms seen so far and writes the recommendation. No arm at all, or more than
 // one arm marked baseline, is an error.
 func (s *Selector) Result() (schema.Champion, error) {
