@@ -48,7 +48,9 @@ A per-campaign watermark in the state directory (written atomically, with a fing
 the expression and zone) makes sure no slot runs twice, across restarts. Slots missed while
 the scheduler was down run on start when they are within schedule.catchup_window — the
 most recent schedule.catchup_max of them (default 1). A slot up to one minute late still
-counts as on time. An edited expression or zone does not replay old slots.
+counts as on time. An edited expression or zone does not replay old slots. A scheduler
+killed during a run (SIGKILL, power cut) records that slot as FAILED when it starts again:
+verdict.json, a history line and on_red, like any failed run.
 
 SIGTERM or Ctrl-C stops the running campaigns (they checkpoint; continue one with 'perfdag
 resume DIR'), then the scheduler exits. --once runs what is due now (on time or caught up)
@@ -208,6 +210,7 @@ func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	schedule.ReportDir(ctx, dir) // a scheduler killed during the run records it as failed, naming dir
 	// The run's summary goes to stderr: stdout carries the scheduler's own output.
 	child := &app{stdin: r.a.stdin, stdout: r.a.stderr, stderr: r.a.stderr}
 	err = child.runFile(ctx, file, &runFlags{out: dir, root: r.root, parallel: r.parallel})
