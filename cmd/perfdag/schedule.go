@@ -49,7 +49,9 @@ A per-campaign watermark in the state directory (written atomically, with a fing
 the expression and zone) makes sure no slot runs twice, across restarts. Slots missed while
 the scheduler was down run on start when they are within schedule.catchup_window — the
 most recent schedule.catchup_max of them (default 1). A slot up to one minute late still
-counts as on time. An edited expression or zone does not replay old slots.
+counts as on time. An edited expression or zone does not replay old slots. A scheduler
+killed during a run (SIGKILL, power cut) records that slot as FAILED when it starts again:
+verdict.json, a history line and on_red, like any failed run.
 
 SIGTERM or Ctrl-C stops the running campaigns (they checkpoint; continue one with 'perfdag
 resume DIR'), then the scheduler exits. --once runs what is due now (on time or caught up)
@@ -205,6 +207,7 @@ func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
 	out, err := svc.RunFile(ctx, file, campaign.RunOptions{Root: r.root, Parallel: r.parallel,
 		Started: func(d string, c *campaign.Compiled) {
 			dir = d
+			schedule.ReportDir(ctx, d) // a scheduler killed during the run records it as failed, naming d
 			fmt.Fprintf(r.a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, d, len(c.Plan.Nodes))
 		}})
 	if out != nil {

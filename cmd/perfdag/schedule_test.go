@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/schedule"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
 // longCampaign runs every minute; its one step marks that it started, then works for 30 s.
@@ -92,5 +96,107 @@ func TestScheduleSIGTERM(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "nothing due now") {
 			t.Errorf("restart: %v\n%s", err, out)
 		}
+	}
+}
+
+// killedCampaign runs every minute. Its first run marks that it started and works for 30 s
+// (exec: the sleep itself dies with a killed perfdag); later runs end at once, so a restart
+// in the next minute does not wait on a new slot. on_red appends to the file named in %q.
+const killedCampaign = `version: 1
+campaign: killed
+endpoints:
+  main: {url: "sim://", model: m}
+cells: []
+pipeline:
+  - {id: work, kind: exec, with: {command: [sh, -c, 'for f in "$PERFDAG_DIR"/../*/started; do [ -e "$f" ] && exit 0; done; touch "$PERFDAG_DIR/started"; exec sleep 30']}}
+schedule:
+  cron: "* * * * *"
+  on_red: {command: [sh, -c, 'echo "$PERFDAG_VERDICT $PERFDAG_CAMPAIGN_DIR" >> "$0"', %q]}
+`
+
+// TestScheduleSIGKILLRecordsFailedRun kills a real scheduler with SIGKILL while its campaign
+// runs, then restarts it: the lost slot becomes a FAILED history line naming the pid and the
+// campaign directory, on_red runs, verdict.json lands in the directory, and a further restart
+// records nothing twice.
+func TestScheduleSIGKILLRecordsFailedRun(t *testing.T) {
+	work := t.TempDir()
+	file, notified := filepath.Join(work, "killed.yaml"), filepath.Join(work, "notified.txt")
+	if err := os.WriteFile(file, fmt.Appendf(nil, killedCampaign, notified), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(work, "runs")
+	stateDir := filepath.Join(root, ".schedule")
+	logf, err := os.Create(filepath.Join(work, "scheduler.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := perfdagChild("schedule", file, "--root", root)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
+	var started []string
+	for deadline := time.Now().Add(20 * time.Second); len(started) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the scheduled run never started\n%s", log())
+		}
+		started, _ = filepath.Glob(filepath.Join(root, "*-killed", "started"))
+	}
+	dir := filepath.Dir(started[0])
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the killed scheduler exited cleanly")
+	}
+	st, found, err := schedule.ReadState(stateDir, "killed")
+	if err != nil || !found || st.Running == nil || st.Running.PID != cmd.Process.Pid || st.Running.Dir != dir {
+		t.Fatalf("state left by the killed scheduler: %+v found=%v err=%v; want running, pid %d, dir %s", st.Running, found, err, cmd.Process.Pid, dir)
+	}
+
+	reason := fmt.Sprintf("scheduler stopped during the run (pid %d, started ", cmd.Process.Pid)
+	out, err := perfdagChild("schedule", "--once", file, "--root", root).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitFailed {
+		t.Errorf("restart: %v, want exit %d", err, ExitFailed)
+	}
+	if !strings.Contains(string(out), "killed slot "+st.Running.Time.Format(time.RFC3339)+" (scheduled): FAILED") || !strings.Contains(string(out), reason) {
+		t.Errorf("restart output does not report the lost run:\n%s", out)
+	}
+	hist, err := os.ReadFile(filepath.Join(stateDir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []baseline.HistoryLine
+	for _, l := range strings.Split(strings.TrimSpace(string(hist)), "\n") {
+		var h baseline.HistoryLine
+		if err := json.Unmarshal([]byte(l), &h); err != nil {
+			t.Fatalf("history line %q: %v", l, err)
+		}
+		if h.Outcome == schedule.Failed {
+			lines = append(lines, h)
+		}
+	}
+	if len(lines) != 1 || lines[0].Verdict != baseline.VerdictFailed || lines[0].Dir != dir || !strings.HasPrefix(lines[0].Error, reason) ||
+		lines[0].OnRed != "ran ok" || lines[0].Slot != st.Running.Time.Format(time.RFC3339) {
+		t.Errorf("failed history lines %+v, want one FAILED line for %s with %q and on_red ran", lines, dir, reason)
+	}
+	if b, err := os.ReadFile(notified); err != nil || string(b) != "FAILED "+dir+"\n" {
+		t.Errorf("on_red wrote %q (%v), want FAILED %s", b, err, dir)
+	}
+	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Verdict())); err != nil {
+		t.Errorf("no verdict in the lost run's directory: %v", err)
+	}
+
+	// Another restart records nothing twice (and a new minute's slot ends at once).
+	if out, err := perfdagChild("schedule", "--once", file, "--root", root).CombinedOutput(); err != nil {
+		t.Errorf("second restart: %v\n%s", err, out)
+	}
+	if hist2, _ := os.ReadFile(filepath.Join(stateDir, "history.jsonl")); strings.Count(string(hist2), `"outcome":"failed"`) != 1 {
+		t.Errorf("history after the second restart:\n%s", hist2)
 	}
 }

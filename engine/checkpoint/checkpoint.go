@@ -1,7 +1,8 @@
 // Package checkpoint stores one record per node in an append-only journal, state/journal.jsonl:
 // each record is one line appended with a single write and fsynced before the step's outcome
 // counts. A crash can tear only the last line, which readers ignore and the next writer trims,
-// so a resume never trusts half of a record. The newest line of a node wins; the journal is
+// so a resume never trusts half of a record; a failed append (full disk, EIO, fsync error) is
+// cut back off at once (engine/jsonl), so a partial line never sits before good ones. The newest line of a node wins; the journal is
 // compacted (temp file, fsync, rename) when old lines pile up. One file instead of one file
 // per node keeps a no-op resume of 10,000 nodes to one read.
 package checkpoint
@@ -11,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/jsonl"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
@@ -69,8 +70,9 @@ func (r *Record) SetDoc(d fingerprint.Doc) {
 // Store is the checkpoint journal of one campaign.
 type Store struct {
 	path    string
+	open    jsonl.Opener
 	mu      sync.Mutex
-	f       *os.File // open for appending; nil for a read-only store
+	w       *jsonl.Writer // appends whole lines; nil for a read-only store
 	records map[string]*Record
 	lines   int
 }
@@ -78,38 +80,26 @@ type Store struct {
 // Open opens the journal under campaignDir/state for writing: it trims a torn last line left
 // by a crash, loads every record, and compacts when most lines are superseded.
 func Open(campaignDir string) (*Store, error) {
+	return open(campaignDir, jsonl.OpenOS)
+}
+
+// open is Open through a chosen file opener (tests pass a faulty disk).
+func open(campaignDir string, opener jsonl.Opener) (*Store, error) {
 	dir := campaigndir.StateDir(campaignDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create checkpoint dir %s: %w", dir, err)
 	}
-	s := &Store{path: campaigndir.Journal(campaignDir)}
-	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o644)
+	s := &Store{path: campaigndir.Journal(campaignDir), open: opener}
+	w, data, err := jsonl.OpenRead(s.path, opener)
 	if err != nil {
-		return nil, fmt.Errorf("open checkpoint journal %s: %w", s.path, err)
-	}
-	data, err := readAll(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
-	}
-	if keep := bytes.LastIndexByte(data, '\n') + 1; keep < len(data) {
-		// a torn record from a crash mid-append: it never counted, so drop it
-		if err := f.Truncate(int64(keep)); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("trim torn checkpoint %s: %w", s.path, err)
-		}
-		data = data[:keep]
+		return nil, fmt.Errorf("open checkpoint journal: %w", err)
 	}
 	s.records, s.lines, err = parse(s.path, data)
 	if err != nil {
-		f.Close()
+		w.Close()
 		return nil, err
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return nil, err
-	}
-	s.f = f
+	s.w = w
 	if s.lines > 2*len(s.records)+64 {
 		if err := s.compact(); err != nil {
 			s.Close()
@@ -117,21 +107,6 @@ func Open(campaignDir string) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-// readAll reads the whole journal in one allocation sized from its length (io.ReadAll's
-// doubling costs as much as parsing on a 10,000-node journal).
-func readAll(f *os.File) ([]byte, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, st.Size())
-	n, err := io.ReadFull(f, data)
-	if err == io.ErrUnexpectedEOF {
-		err = nil // the file shrank between stat and read: take what is there
-	}
-	return data[:n], err
 }
 
 // ReadOnly reads the journal under campaignDir/state without creating or changing anything
@@ -200,7 +175,9 @@ func (s *Store) Load(node string) (*Record, error) {
 	return all[node], nil
 }
 
-// Save appends a record with one write and fsyncs it; only then does it count.
+// Save appends a record with one write and fsyncs it; only then does it count. A failed
+// write or fsync is cut back off the journal (or, if that fails, further saves are refused),
+// so a full disk never leaves a partial line that would hide the records after it.
 func (s *Store) Save(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -208,14 +185,11 @@ func (s *Store) Save(r *Record) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.w == nil {
 		return fmt.Errorf("checkpoint store %s is read-only", s.path)
 	}
-	if _, err := s.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("append checkpoint %s: %w", r.Node, err)
-	}
-	if err := s.f.Sync(); err != nil {
-		return fmt.Errorf("sync checkpoint %s: %w", r.Node, err)
+	if err := s.w.Append(append(b, '\n'), true); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", r.Node, err)
 	}
 	s.records[r.Node] = r
 	s.lines++
@@ -226,11 +200,11 @@ func (s *Store) Save(r *Record) error {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.w == nil {
 		return nil
 	}
-	err := s.f.Close()
-	s.f = nil
+	err := s.w.Close()
+	s.w = nil
 	return err
 }
 
@@ -253,12 +227,13 @@ func (s *Store) compact() error {
 	if err := WriteFile(s.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("compact checkpoint journal: %w", err)
 	}
-	s.f.Close()
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	s.w.Close()
+	s.w = nil
+	w, err := jsonl.Open(s.path, s.open)
 	if err != nil {
 		return fmt.Errorf("reopen checkpoint journal: %w", err)
 	}
-	s.f, s.lines = f, len(ids)
+	s.w, s.lines = w, len(ids)
 	return nil
 }
 

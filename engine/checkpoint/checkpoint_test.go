@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,35 @@ func BenchmarkSave(b *testing.B) {
 		if err := s.Save(r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkOpen is a resume's read of a 10,000-node journal (two lines per node).
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf strings.Builder
+	for i := range 10000 {
+		for _, st := range []string{Running, Succeeded} {
+			fmt.Fprintf(&buf, `{"node":"run-shape[c%d]","status":%q,"fingerprint":%q,"result":{"ttft_p50_ms":123.4},"started_at":"2026-01-05T10:00:00Z","attempt":0,"run_id":"r"}`+"\n",
+				i, st, strings.Repeat("f", 64))
+		}
+	}
+	s.Close()
+	if err := os.WriteFile(campaigndir.Journal(dir), []byte(buf.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s, err := Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if all, _ := s.LoadAll(); len(all) != 10000 {
+			b.Fatalf("loaded %d", len(all))
+		}
+		s.Close()
 	}
 }

@@ -3,7 +3,7 @@
 package events
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/perfdag/perfdag/engine/jsonl"
 )
 
 // Event types.
@@ -46,22 +48,36 @@ type Event struct {
 
 // Log appends events; safe for concurrent use.
 type Log struct {
-	mu sync.Mutex
-	f  *os.File
-	w  *bufio.Writer
+	mu      sync.Mutex
+	w       *jsonl.Writer
+	pending []byte // whole lines not yet written: batched, or kept after a failed write
 }
 
-// Open appends to path, creating it.
+// flushAt is how many batched bytes trigger a write; maxPending bounds what a failing disk
+// makes the log hold in memory before it drops events (and says how many).
+const (
+	flushAt    = 64 << 10
+	maxPending = 4 << 20
+)
+
+// Open appends to path, creating it; a line torn by a crash is trimmed first, so the next
+// event starts on a line of its own.
 func Open(path string) (*Log, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open event log %s: %w", path, err)
-	}
-	return &Log{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return open(path, jsonl.OpenOS)
 }
 
-// Emit appends one event. Lines are flushed whole, so a crash can tear at most the last one,
-// which Read skips.
+// open is Open through a chosen file opener (tests pass a faulty disk).
+func open(path string, opener jsonl.Opener) (*Log, error) {
+	w, err := jsonl.Open(path, opener)
+	if err != nil {
+		return nil, fmt.Errorf("open event log: %w", err)
+	}
+	return &Log{w: w}, nil
+}
+
+// Emit appends one event. Lines are written whole: a failed or short write is cut back off
+// the file and its lines are kept for the next write, so the log never holds a partial line
+// followed by good ones, and events are not lost to a disk that fills up and is freed.
 func (l *Log) Emit(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
@@ -72,43 +88,90 @@ func (l *Log) Emit(e Event) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(b)
-	l.w.WriteByte('\n')
-	if e.Type == NodeReused || e.Type == Progress {
+	l.pending = append(append(l.pending, b...), '\n')
+	if (e.Type == NodeReused || e.Type == Progress) && len(l.pending) < flushAt {
 		return nil // batched: thousands arrive at once on a no-op resume
 	}
-	return l.w.Flush()
+	return l.flush()
+}
+
+// flush writes the pending lines with one append; on failure they stay pending, unless the
+// disk has been failing for maxPending bytes, when they are dropped.
+func (l *Log) flush() error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	if err := l.w.Append(l.pending, false); err != nil {
+		if len(l.pending) < maxPending {
+			return fmt.Errorf("write event log (%d events kept for the next write): %w", bytes.Count(l.pending, []byte{'\n'}), err)
+		}
+		n := bytes.Count(l.pending, []byte{'\n'})
+		l.pending = l.pending[:0]
+		return fmt.Errorf("write event log (%d events dropped): %w", n, err)
+	}
+	l.pending = l.pending[:0]
+	return nil
 }
 
 // Close flushes and syncs the log.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	err := errors.Join(l.w.Flush(), l.f.Sync())
-	return errors.Join(err, l.f.Close())
+	err := l.flush()
+	if err == nil {
+		err = l.w.Sync()
+	}
+	return errors.Join(err, l.w.Close())
 }
 
-// Read returns every complete event of a log; a torn last line is ignored.
+// recordStart begins every encoded Event (Time is its first field): inside a line it can only
+// start a record, since quotes within JSON strings are escaped.
+var recordStart = []byte(`{"time":`)
+
+// Read returns every complete event of a log. A torn line — the last one, or one a crash left
+// mid-file before another run appended — is skipped, and whole events after it are kept.
 func Read(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open event log %s: %w", path, err)
+		return nil, fmt.Errorf("read event log %s: %w", path, err)
 	}
-	defer f.Close()
-	var out []Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e Event
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
+	out := make([]Event, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		out = decodeLine(line, out)
+	}
+	return out, nil
+}
+
+// decodeLine appends the line's event; a line that does not decode is split where records
+// start, keeping each whole one (a torn record glued to the next by a later append).
+func decodeLine(line []byte, out []Event) []Event {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return out
+	}
+	var e Event
+	if json.Unmarshal(line, &e) == nil {
+		return append(out, e)
+	}
+	for len(line) > 0 {
+		part := line
+		if i := bytes.Index(line[1:], recordStart); i >= 0 {
+			part, line = line[:i+1], line[i+1:]
+		} else {
+			line = nil
+		}
+		e = Event{}
+		if json.Unmarshal(part, &e) == nil {
 			out = append(out, e)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("read event log %s: %w", path, err)
-	}
-	return out, nil
+	return out
 }

@@ -8,7 +8,7 @@ import (
 // Event actions.
 const (
 	EventStart   = "start"   // a slot's run started
-	EventEnd     = "end"     // a run ended (Run is set)
+	EventEnd     = "end"     // a run ended (Run is set), or a run lost with a killed scheduler was recorded
 	EventSkip    = "skip"    // a due slot was dropped: the previous run was still going
 	EventQueue   = "queue"   // a due slot waits for the current run (overlap queue)
 	EventReplace = "replace" // the current run is cancelled for a due slot

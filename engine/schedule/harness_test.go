@@ -95,6 +95,7 @@ func (r *fakeRunner) Run(ctx context.Context, file string) (string, error) {
 		r.mu.Unlock()
 	}()
 	dir := fmt.Sprintf("campaigns/run-%d", r.n.Add(1))
+	ReportDir(ctx, dir) // as cmd/perfdag's runner does once it created the directory
 	if r.auto {
 		return dir, nil
 	}

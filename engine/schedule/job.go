@@ -105,10 +105,10 @@ type Run struct {
 	Slot     time.Time `json:"slot"` // in the schedule's zone
 	Trigger  string    `json:"trigger"`
 	Started  time.Time `json:"started"`
-	Ended    time.Time `json:"ended"`
+	Ended    time.Time `json:"ended"` // for a run lost with its scheduler: when the restart recorded it
 	Dir      string    `json:"dir,omitempty"`
 	Outcome  string    `json:"outcome"`          // succeeded, failed, interrupted
-	Reason   string    `json:"reason,omitempty"` // why an interrupted run was cancelled
+	Reason   string    `json:"reason,omitempty"` // why an interrupted run was cancelled, or a run was lost
 	Err      error     `json:"-"`
 	Error    string    `json:"error,omitempty"`
 }

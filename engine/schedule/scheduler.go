@@ -43,6 +43,7 @@ type jobRun struct {
 	pending  []Slot
 	running  *active
 	blocked  time.Time // slot last reported as blocked, so it is reported once
+	lost     *Run      // a run the state file says was going when its scheduler died
 }
 
 type active struct {
@@ -113,8 +114,12 @@ func (s *Scheduler) loop(ctx context.Context, once bool) ([]Run, error) {
 	if err := s.restore(); err != nil {
 		return nil, err
 	}
-	var runs []Run
+	runs, err := s.recordLost(ctx)
+	if err != nil {
+		return runs, err
+	}
 	done := make(chan Run)
+	notes := make(chan dirNote)
 	held := map[string]*jobRun{}
 	evaluated := false
 	for {
@@ -130,7 +135,7 @@ func (s *Scheduler) loop(ctx context.Context, once bool) ([]Run, error) {
 			}
 			evaluated = true
 		}
-		if err := s.startReady(ctx, done, held); err != nil {
+		if err := s.startReady(ctx, done, notes, held); err != nil {
 			s.stop(done, held, &runs)
 			return runs, err
 		}
@@ -157,19 +162,28 @@ func (s *Scheduler) loop(ctx context.Context, once bool) ([]Run, error) {
 				s.stop(done, held, &runs)
 				return runs, err
 			}
+		case n := <-notes:
+			if err := s.noteDir(n); err != nil {
+				s.stop(done, held, &runs)
+				return runs, err
+			}
 		}
 	}
 }
 
 // restore loads every job's state; a missing state or a changed schedule starts the
 // watermark one grace period ago, so only an on-time slot runs and nothing stale replays.
+// A slot still marked running becomes the job's lost run, recorded before anything runs.
 func (s *Scheduler) restore() error {
 	now := s.opts.Clock.Now()
 	for _, j := range s.jobs {
-		j.pending, j.running, j.restored, j.blocked = nil, nil, nil, time.Time{}
+		j.pending, j.running, j.restored, j.blocked, j.lost = nil, nil, nil, time.Time{}, nil
 		st, found, err := ReadState(s.opts.StateDir, j.Name)
 		if err != nil {
 			return err
+		}
+		if found && st.Running != nil {
+			j.lost = j.lostRun(st.Running, now)
 		}
 		switch {
 		case !found:
@@ -181,10 +195,6 @@ func (s *Scheduler) restore() error {
 		default:
 			for _, p := range st.Pending {
 				j.restored = append(j.restored, p.Time)
-			}
-			if st.Running != nil {
-				s.logf("%s: slot %s was running when the scheduler stopped; it is not run again (no slot runs twice) — continue its campaign directory with 'perfdag resume DIR'",
-					j.Name, st.Running.Time.Format(time.RFC3339))
 			}
 		}
 		st.Campaign, st.File, st.Fingerprint = j.Name, j.File, j.fingerprint
@@ -253,7 +263,7 @@ func (s *Scheduler) accept(j *jobRun, slots []Slot) {
 }
 
 // startReady starts the first pending slot of every idle job whose resources are free.
-func (s *Scheduler) startReady(ctx context.Context, done chan<- Run, held map[string]*jobRun) error {
+func (s *Scheduler) startReady(ctx context.Context, done chan<- Run, notes chan<- dirNote, held map[string]*jobRun) error {
 	for _, j := range s.jobs {
 		if j.running != nil || len(j.pending) == 0 {
 			continue
@@ -272,8 +282,10 @@ func (s *Scheduler) startReady(ctx context.Context, done chan<- Run, held map[st
 		}
 		runCtx, cancel := context.WithCancelCause(ctx)
 		a := &active{job: j, slot: slot, started: s.opts.Clock.Now(), cancel: cancel}
+		runCtx = context.WithValue(runCtx, dirKey{}, dirReporter(runCtx, a, notes))
 		j.running = a
-		j.st.Running = &slot
+		// on disk before the run starts: a scheduler killed during it is found at restart
+		j.st.Running = &RunningSlot{Slot: slot, PID: os.Getpid(), Started: a.started}
 		if err := s.save(j); err != nil {
 			cancel(err)
 			return err

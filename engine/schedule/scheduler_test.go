@@ -199,6 +199,7 @@ func mustOnce(t *testing.T, s *Scheduler) []Run {
 
 // TestRestartWatermark: SIGTERM (cancel) stops the running campaign, which checkpoints and
 // ends interrupted; a restarted scheduler neither re-runs that slot nor loses the next one.
+// (A scheduler killed mid-run: TestKilledMidRun.)
 func TestRestartWatermark(t *testing.T) {
 	dir := t.TempDir()
 	job := hourly("weekly", "")
@@ -207,15 +208,6 @@ func TestRestartWatermark(t *testing.T) {
 	stop := started(t, newScheduler(t, []Job{job}, dir, clk, run, hook, ev))
 	clk.Set(at(10, 0, 0))
 	run.next(t) // running when SIGTERM comes
-	// While it runs, the state file says so (what a crash would leave behind).
-	crashed := t.TempDir()
-	b, err := os.ReadFile(StatePath(dir, "weekly"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(StatePath(crashed, "weekly"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	stop()
 	if runs := hook.all(); len(runs) != 1 || runs[0].Outcome != Interrupted || runs[0].Reason != "scheduler stopping" {
 		t.Fatalf("hook after SIGTERM: %+v", runs)
@@ -239,12 +231,6 @@ func TestRestartWatermark(t *testing.T) {
 	run.next(t).release <- nil
 	ev2.waitFor(t, EventEnd, "weekly")
 	stop()
-
-	// A crash while 10:00 ran left Running in the state: a restart does not run it again.
-	runs := mustOnce(t, newScheduler(t, []Job{job}, crashed, newFakeClock(at(10, 20, 0)), newFakeRunner(true), nil, nil))
-	if len(runs) != 0 {
-		t.Errorf("after a crash: %v, want none (no slot runs twice)", slotsOf(runs))
-	}
 	for _, e := range ev2.all {
 		if e.Action == EventStart && e.Slot.Time.Equal(at(10, 0, 0)) {
 			t.Error("10:00 ran twice")

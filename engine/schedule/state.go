@@ -23,11 +23,20 @@ type State struct {
 	File        string `json:"file"`
 	Fingerprint string `json:"fingerprint"` // of cron + zone; a change resets the watermark
 	// Watermark: every slot at or before it has been decided (run, queued, skipped, dropped).
-	Watermark time.Time `json:"watermark"`
-	Pending   []Slot    `json:"pending,omitempty"` // accepted slots not started yet
-	Running   *Slot     `json:"running,omitempty"` // the slot running when this was written
-	LastRun   *Run      `json:"last_run,omitempty"`
-	Updated   time.Time `json:"updated"`
+	Watermark time.Time    `json:"watermark"`
+	Pending   []Slot       `json:"pending,omitempty"` // accepted slots not started yet
+	Running   *RunningSlot `json:"running,omitempty"` // the slot running when this was written
+	LastRun   *Run         `json:"last_run,omitempty"`
+	Updated   time.Time    `json:"updated"`
+}
+
+// RunningSlot is written, atomically, before a slot's run starts: a scheduler killed during
+// the run leaves it behind, and the next start records that run as failed instead of losing it.
+type RunningSlot struct {
+	Slot
+	PID     int       `json:"pid"`           // of the scheduler that ran it
+	Started time.Time `json:"started"`       // when the run started
+	Dir     string    `json:"dir,omitempty"` // its campaign directory, once the Runner reported it
 }
 
 // StatePath is where a campaign's state lives in a state directory.

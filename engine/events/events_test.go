@@ -1,0 +1,174 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perfdag/perfdag/engine/jsonl/faultfile"
+)
+
+func ev(node string) Event {
+	return Event{Time: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC), Run: "r1", Type: NodeEnd, Node: node, Status: "succeeded"}
+}
+
+func nodes(evs []Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Node)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestFullDisk: Emit(A) ok, Emit(B) hits a faulty disk, space is freed, Emit(C) ok → the log
+// reads A, B, C: the failed write was cut back off the file (no torn line before C) and B was
+// kept for the next write rather than lost.
+func TestFullDisk(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault func(d *faultfile.Disk)
+		want  string
+	}{
+		{"ENOSPC short write", func(d *faultfile.Disk) { d.SetFree(30) }, "no space left on device"},
+		{"EIO mid-line", func(d *faultfile.Disk) { d.FailWrite(12, syscall.EIO) }, "input/output error"},
+		{"short write without an error", func(d *faultfile.Disk) { d.FailWrite(12, nil) }, "short write"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "events.jsonl")
+			disk := &faultfile.Disk{}
+			l, err := open(path, disk.Open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Emit(ev("A")); err != nil {
+				t.Fatal(err)
+			}
+			tc.fault(disk)
+			if err := l.Emit(ev("B")); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "1 events kept") {
+				t.Fatalf("Emit(B) = %v, want %q and B kept", err, tc.want)
+			}
+			if disk.ShortWrites() != 1 {
+				t.Fatalf("%d short writes: the fault did not fire", disk.ShortWrites())
+			}
+			b, _ := os.ReadFile(path)
+			if bytes.Count(b, []byte{'\n'}) != 1 || b[len(b)-1] != '\n' {
+				t.Fatalf("after the failed write the log holds %q, want A's line only", b)
+			}
+			disk.SetFree(-1)
+			if err := l.Emit(ev("C")); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			evs, err := Read(path)
+			if err != nil || nodes(evs) != "A,B,C" {
+				t.Fatalf("Read = %s, %v; want A,B,C", nodes(evs), err)
+			}
+		})
+	}
+}
+
+// TestDiskFullTooLongDropsEvents: a disk that keeps failing does not make the log grow in
+// memory forever: past maxPending the pending events are dropped, and the error counts them.
+func TestDiskFullTooLongDropsEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	disk := &faultfile.Disk{}
+	l, err := open(path, disk.Open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk.SetFree(0)
+	e := ev("A")
+	e.Message = strings.Repeat("m", 64<<10)
+	emitted := 0
+	for err := error(nil); err == nil || !strings.Contains(err.Error(), "events dropped"); emitted++ {
+		if emitted > maxPending/len(e.Message)+1 {
+			t.Fatalf("%d events pending on a full disk and nothing dropped (last error %v)", emitted, err)
+		}
+		err = l.Emit(e)
+		if err == nil {
+			t.Fatal("Emit on a full disk succeeded")
+		}
+	}
+	if len(l.pending) != 0 || emitted < maxPending/len(e.Message) {
+		t.Fatalf("dropped after %d events, %d bytes still pending", emitted, len(l.pending))
+	}
+	disk.SetFree(-1)
+	if err := l.Emit(ev("B")); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if evs, err := Read(path); err != nil || nodes(evs) != "B" {
+		t.Fatalf("Read = %s, %v; want B", nodes(evs), err)
+	}
+}
+
+// TestOpenTrimsTornLine: a crash tore the last line; the next run's first event still gets a
+// line of its own.
+func TestOpenTrimsTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	a, _ := json.Marshal(ev("A"))
+	if err := os.WriteFile(path, append(append(a, '\n'), `{"time":"2026-01-05T10:0`...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Emit(ev("C")); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	b, _ := os.ReadFile(path)
+	if evs, err := Read(path); err != nil || nodes(evs) != "A,C" || bytes.Count(b, []byte{'\n'}) != 2 {
+		t.Fatalf("Read = %s, %v; file %q", nodes(evs), err, b)
+	}
+}
+
+// TestReadKeepsEventsAroundTornLines: whatever a crash left mid-file, Read keeps every whole
+// event after it and never fails.
+func TestReadKeepsEventsAroundTornLines(t *testing.T) {
+	line := func(n string) string { b, _ := json.Marshal(ev(n)); return string(b) }
+	torn := line("X")[:25]
+	cases := []struct{ name, content, want string }{
+		{"clean", line("A") + "\n" + line("B") + "\n", "A,B"},
+		{"torn last line", line("A") + "\n" + torn, "A"},
+		{"torn line glued to the next", line("A") + "\n" + torn + line("B") + "\n" + line("C") + "\n", "A,B,C"},
+		{"two torn lines glued", torn + torn + line("B") + "\n", "B"},
+		{"torn line on its own", line("A") + "\n" + torn + "\n" + line("B") + "\n", "A,B"},
+		{"two whole events on one line", line("A") + line("B") + "\n", "A,B"},
+		{"garbage and blank lines", "\n\x00\x00\n" + line("A") + "\n\n", "A"},
+		{"a very long line", `{"time":"` + strings.Repeat("z", 20<<20) + "\n" + line("A") + "\n", "A"},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := Read(path)
+		if err != nil || nodes(evs) != tc.want {
+			t.Errorf("%s: Read = %s, %v; want %s", tc.name, nodes(evs), err, tc.want)
+		}
+	}
+	if evs, err := Read(filepath.Join(t.TempDir(), "none")); evs != nil || err != nil {
+		t.Errorf("missing log: %v, %v", evs, err)
+	}
+}
+
+// TestRecordStart pins what decodeLine splits on: an encoded Event begins with recordStart,
+// even when a string field contains it.
+func TestRecordStart(t *testing.T) {
+	e := ev("A")
+	e.Message = `{"time":"inside"}`
+	b, _ := json.Marshal(e)
+	if !bytes.HasPrefix(b, recordStart) || bytes.Count(b, recordStart) != 1 {
+		t.Fatalf("encoded event %s: want exactly one %s, at the start", b, recordStart)
+	}
+}
