@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
@@ -116,6 +117,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return "refused: " + strings.Join(r.Reasons, "; ") }
 
+// Code is the exit code of a refusal (a gate or strict publish refused).
+func (r *Refusal) Code() int { return 4 }
+
 // FieldError lets a Kind's Check point at a key of the campaign file, e.g.
 // "cells[1].workload.shape", so the author sees file:line:col instead of a bare message.
 type FieldError struct {
@@ -136,10 +140,9 @@ type Registry struct {
 	// Setup prepares run-wide resources (e.g. in-process simulators); the value is passed to
 	// every Task as Env and cleanup runs when the walk ends.
 	Setup func(ctx context.Context, c *schema.Campaign) (env any, cleanup func(), err error)
-	// RuleContext is what every gate and `when:` rule may read besides a result: the
-	// campaign's fields and, for a cell or point, the cell's. The domain defines it, so the
-	// engine never knows what a cell is made of. Nil gives only the campaign's name and kind,
-	// the cell id and the concurrency.
+	// RuleContext adds the domain's fields every gate and `when:` rule may read besides a
+	// result (a cell's identity, its shape): the engine never knows what a cell is made of.
+	// The generic fields (campaign, kind, cells, step, cell, concurrency) are always there.
 	RuleContext func(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any
 }
 
@@ -161,6 +164,18 @@ func NewRegistry(kinds ...Kind) (*Registry, error) {
 		r.kinds[k.Name] = k
 	}
 	return r, nil
+}
+
+// RuleEnv is what every gate and `when:` rule reads besides a result: the generic context and
+// the fields the registry's RuleContext adds (a cell's identity, its workload shape, ...).
+func (r *Registry) RuleEnv(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any {
+	env := gate.Context(c, cell, concurrency, step)
+	if r != nil && r.RuleContext != nil {
+		for k, v := range r.RuleContext(c, cell, concurrency, step) {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // Lookup finds a kind by name.

@@ -94,7 +94,7 @@ type Gate struct {
 // PipelineStep is one step of an explicit pipeline; foreach expands it into nodes.
 type PipelineStep struct {
 	ID       string         `yaml:"id" json:"id" doc:"step id; nodes are named id[cell/cN]"`
-	Kind     string         `yaml:"kind" json:"kind" doc:"step kind: prewarm, burn-in, settle, run-shape, scrape-spec, dcgm-correlate, roofline-import, aggregate, render, strict-publish, champion-select, exec"`
+	Kind     string         `yaml:"kind" json:"kind" doc:"step kind, one of those perfdag kinds lists"`
 	Foreach  string         `yaml:"foreach,omitempty" json:"foreach,omitempty" enum:"campaign,cell,point" doc:"expansion: one node per campaign, cell or point (default: the kind's scope)"`
 	Needs    []string       `yaml:"needs,omitempty" json:"needs,omitempty" doc:"step ids this step waits for and reads"`
 	Brackets string         `yaml:"brackets,omitempty" json:"brackets,omitempty" doc:"step id this step runs immediately before and after (per point)"`

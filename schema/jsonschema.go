@@ -10,9 +10,15 @@ import (
 type schemaer interface{ JSONSchema() map[string]any }
 
 // JSONSchema generates the campaign file's JSON Schema from the Go types, so editors and the
-// loader can never disagree (go-task's hand-kept schema drifted; this one cannot).
-func JSONSchema() ([]byte, error) {
+// loader can never disagree (go-task's hand-kept schema drifted; this one cannot). enums add
+// the values only a registry knows, by key path ("pipeline[].kind": the step kinds).
+func JSONSchema(enums map[string][]string) ([]byte, error) {
 	root := typeSchema(reflect.TypeFor[Campaign]())
+	for path, values := range enums {
+		if node := lookup(root, path); node != nil {
+			node["enum"] = values
+		}
+	}
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://perfdag.dev/schema/campaign.schema.json"
 	root["title"] = "perfdag campaign"
@@ -21,6 +27,25 @@ func JSONSchema() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// lookup finds the schema node of a key path ("pipeline[].kind"), nil when there is none.
+func lookup(node map[string]any, path string) map[string]any {
+	for _, part := range strings.Split(path, ".") {
+		list := strings.HasSuffix(part, "[]")
+		props, _ := node["properties"].(map[string]any)
+		next, _ := props[strings.TrimSuffix(part, "[]")].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		if list {
+			if next, _ = next["items"].(map[string]any); next == nil {
+				return nil
+			}
+		}
+		node = next
+	}
+	return node
 }
 
 // Field is one documented key of the campaign file, for generated docs.

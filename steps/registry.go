@@ -10,19 +10,19 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/aggregate"
-	"github.com/perfdag/perfdag/steps/burn-in"
-	"github.com/perfdag/perfdag/steps/champion-select"
-	"github.com/perfdag/perfdag/steps/dcgm-correlate"
+	burnin "github.com/perfdag/perfdag/steps/burn-in"
+	championselect "github.com/perfdag/perfdag/steps/champion-select"
+	dcgmcorrelate "github.com/perfdag/perfdag/steps/dcgm-correlate"
 	"github.com/perfdag/perfdag/steps/exec"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/prewarm"
 	"github.com/perfdag/perfdag/steps/render"
-	"github.com/perfdag/perfdag/steps/roofline-import"
-	"github.com/perfdag/perfdag/steps/run-shape"
-	"github.com/perfdag/perfdag/steps/scrape-spec"
+	rooflineimport "github.com/perfdag/perfdag/steps/roofline-import"
+	runshape "github.com/perfdag/perfdag/steps/run-shape"
+	scrapespec "github.com/perfdag/perfdag/steps/scrape-spec"
 	"github.com/perfdag/perfdag/steps/settle"
 	"github.com/perfdag/perfdag/steps/sim"
-	"github.com/perfdag/perfdag/steps/strict-publish"
+	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 )
 
 // Kinds lists every step kind perfdag ships.
@@ -52,6 +52,7 @@ func Registry(extra ...engine.Kind) (*engine.Registry, error) {
 	}
 	r.Default = DefaultPipeline
 	r.Setup = setup
+	r.RuleContext = RuleContext
 	return r, nil
 }
 
@@ -90,4 +91,25 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 		env.Endpoints[name] = endpoint.Resolved{BaseURL: srv.URL(), MetricsURL: srv.URL() + "/metrics", DCGMURL: srv.URL() + "/dcgm/metrics", Sim: true}
 	}
 	return env, cleanup, nil
+}
+
+// RuleContext is what gates and `when:` rules read of a cell besides the generic context:
+// its endpoint, identity and workload shape (zero values at campaign scope).
+func RuleContext(_ *schema.Campaign, cell *schema.Cell, _ int, _ string) map[string]any {
+	env := map[string]any{"endpoint": "", "model": "", "hardware": "", "quant": "", "tensor_parallel": 0, "engine": "", "shape": ""}
+	if cell != nil {
+		env["endpoint"], env["model"], env["hardware"], env["quant"] = cell.Endpoint, cell.Model, cell.Hardware, cell.Quant
+		env["tensor_parallel"], env["engine"], env["shape"] = cell.TensorParallel, cell.Engine, cell.Workload.Shape
+	}
+	return env
+}
+
+// JSONSchema is the campaign file's JSON Schema with the registered kinds as pipeline[].kind's
+// enum: editors complete exactly the kinds this build runs.
+func JSONSchema() ([]byte, error) {
+	r, err := Registry()
+	if err != nil {
+		return nil, err
+	}
+	return schema.JSONSchema(map[string][]string{"pipeline[].kind": r.Names()})
 }

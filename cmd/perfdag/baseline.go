@@ -67,6 +67,9 @@ Points that never ran are left out; a diff then reports them missing (RED).`,
 			e, err := baseline.Record(cmd.Context(), baseline.RecordRequest{
 				Campaign: f, Registry: reg, Name: name, Notes: notes, Cell: cell, Version: version,
 			})
+			if err != nil && codeOf(err) == ExitRefused {
+				return err
+			}
 			if err != nil {
 				return exit(ExitUsage, err)
 			}

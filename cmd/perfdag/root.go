@@ -23,10 +23,9 @@ type app struct {
 }
 
 const rootLong = `perfdag benchmarks LLM inference deployments (vLLM, SGLang, Dynamo, any
-OpenAI-compatible endpoint). A campaign YAML compiles into a DAG of typed steps —
-prewarm, burn-in, settle, run-shape, scrape-spec, dcgm-correlate, roofline-import,
-aggregate, render, strict-publish, champion-select, exec — each checkpointed, so a
-campaign killed at any moment resumes where it stopped.
+OpenAI-compatible endpoint). A campaign YAML compiles into a DAG of typed steps
+(%s),
+each checkpointed, so a campaign killed at any moment resumes where it stopped.
 
 Start here:
   perfdag run pipelines/quickstart.yaml     run a campaign (built-in simulator)
@@ -48,7 +47,7 @@ func (a *app) main(args []string) int {
 	root := &cobra.Command{
 		Use:           "perfdag",
 		Short:         "Benchmark LLM inference deployments with checkpointed campaign DAGs",
-		Long:          rootLong,
+		Long:          fmt.Sprintf(rootLong, a.kindList()),
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -94,3 +93,29 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 var errSilent = errors.New("")
+
+// kindList names the registered kinds for the help text (from the registry, never a copy).
+func (a *app) kindList() string {
+	reg, err := a.registry()
+	if err != nil {
+		return "see 'perfdag kinds'"
+	}
+	var b strings.Builder
+	width := 1
+	for i, n := range reg.Names() {
+		if i > 0 {
+			b.WriteString(",")
+			width++
+			if width+len(n) > 86 {
+				b.WriteString("\n")
+				width = 0
+			} else {
+				b.WriteString(" ")
+				width++
+			}
+		}
+		b.WriteString(n)
+		width += len(n)
+	}
+	return b.String()
+}

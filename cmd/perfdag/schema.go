@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps"
 )
 
 func (a *app) schemaCmd() *cobra.Command {
@@ -35,7 +37,7 @@ With --keys, it prints every key with its type and meaning instead.`,
 				}
 				return tw.Flush()
 			}
-			b, err := schema.JSONSchema()
+			b, err := steps.JSONSchema()
 			if err != nil {
 				return err
 			}
@@ -59,26 +61,50 @@ func keysMarkdown() string {
 }
 
 func (a *app) kindsCmd() *cobra.Command {
-	return &cobra.Command{
+	var markdown bool
+	cmd := &cobra.Command{
 		Use:   "kinds",
 		Short: "List the step kinds a pipeline can use",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `Kinds lists every step kind this build registers: its name (what kind: takes), the
+scope it expands over (campaign, cell or point), whether it holds the endpoint (such steps run
+one at a time per endpoint), its version (part of every fingerprint) and what it does.`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := a.registry()
 			if err != nil {
+				return err
+			}
+			if markdown {
+				_, err := io.WriteString(a.stdout, kindsMarkdown(reg))
 				return err
 			}
 			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KIND\tSCOPE\tENDPOINT\tVERSION\tDOES")
 			for _, n := range reg.Names() {
 				k, _ := reg.Lookup(n)
-				ep := "-"
-				if k.HoldsEndpoint {
-					ep = "holds"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Scope, ep, k.Version, k.Doc)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Scope, holds(k), k.Version, k.Doc)
 			}
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "a Markdown table (the README's kind reference)")
+	return cmd
+}
+
+func holds(k engine.Kind) string {
+	if k.HoldsEndpoint {
+		return "holds"
+	}
+	return "-"
+}
+
+// kindsMarkdown is the README's kind table, generated from the registry.
+func kindsMarkdown(reg *engine.Registry) string {
+	var b strings.Builder
+	b.WriteString("| kind | scope | endpoint | does |\n| --- | --- | --- | --- |\n")
+	for _, n := range reg.Names() {
+		k, _ := reg.Lookup(n)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.Scope, holds(k), strings.ReplaceAll(k.Doc, "|", "\\|"))
+	}
+	return b.String()
 }

@@ -29,8 +29,9 @@ const (
 // verdicts without importing the engine.
 type Verdict = schema.GateVerdict
 
-// Context returns the fields every rule may read besides a result: the campaign, and the cell
-// and concurrency the node runs for (zero values at wider scopes).
+// Context returns the fields every rule may read besides a result, whatever the domain: the
+// campaign's name and kind, its cell ids, the step, and the cell id and concurrency the node
+// runs for (zero values at wider scopes). A registry adds its domain's fields (RuleEnv).
 func Context(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any {
 	ids := make([]string, 0, len(c.Cells))
 	for _, cl := range c.Cells {
@@ -38,18 +39,10 @@ func Context(c *schema.Campaign, cell *schema.Cell, concurrency int, step string
 	}
 	env := map[string]any{
 		"campaign": c.Campaign, "kind": c.Kind, "cells": ids, "step": step,
-		"cell": "", "concurrency": concurrency, "endpoint": "", "model": "", "hardware": "",
-		"quant": "", "tensor_parallel": 0, "engine": "", "shape": "",
+		"cell": "", "concurrency": concurrency,
 	}
 	if cell != nil {
 		env["cell"] = cell.ID
-		env["endpoint"] = cell.Endpoint
-		env["model"] = cell.Model
-		env["hardware"] = cell.Hardware
-		env["quant"] = cell.Quant
-		env["tensor_parallel"] = cell.TensorParallel
-		env["engine"] = cell.Engine
-		env["shape"] = cell.Workload.Shape
 	}
 	return env
 }

@@ -28,6 +28,7 @@ type Campaign struct {
 	Steps   []*Step          // the pipeline (explicit or default), validated, in file order
 	Gates   []*Gate          // compiled quality gates
 	Default bool             // the pipeline is the registry's default
+	Rules   *engine.Registry // supplies the context rules read (Registry.RuleEnv)
 	dec     *decoder
 }
 
@@ -94,7 +95,7 @@ func Bytes(name, baseDir string, src []byte, reg *engine.Registry, opts Options)
 	d.interpolate(root, opts.Lookup)
 	spec := &schema.Campaign{}
 	d.decode(root, reflect.ValueOf(spec).Elem(), "")
-	c := &Campaign{File: name, Source: src, BaseDir: baseDir, Spec: spec, dec: d}
+	c := &Campaign{File: name, Source: src, BaseDir: baseDir, Spec: spec, Rules: reg, dec: d}
 	v := &validator{d: d, c: c, reg: reg}
 	v.run()
 	diags.Sort()

@@ -228,41 +228,9 @@ func (v *validator) cellEndpoint(cell *schema.Cell, p string) {
 	}
 }
 
-// merge fills a cell's unset identity fields from the campaign defaults and its endpoint.
+// merge fills a cell's unset identity fields as the schema defines inheritance.
 func merge(cell *schema.Cell, s *schema.Campaign) {
-	id, def := &cell.Identity, s.Defaults
-	str := func(dst *string, src string) {
-		if *dst == "" {
-			*dst = src
-		}
-	}
-	num := func(dst *int, src int) {
-		if *dst == 0 {
-			*dst = src
-		}
-	}
-	str(&id.Model, def.Model)
-	str(&id.Hardware, def.Hardware)
-	str(&id.Quant, def.Quant)
-	num(&id.TensorParallel, def.TensorParallel)
-	str(&id.ParallelStrategy, def.ParallelStrategy)
-	if id.MTP == nil && def.MTP != nil {
-		m := *def.MTP
-		id.MTP = &m
-	}
-	num(&id.MaxNumBatchedTokens, def.MaxNumBatchedTokens)
-	str(&id.Engine, def.Engine)
-	str(&id.EngineVersion, def.EngineVersion)
-	str(&id.Delivery, def.Delivery)
-	str(&id.CacheMode, def.CacheMode)
-	num(&id.GPUs, def.GPUs)
-	str(&id.Arm, def.Arm)
-	if ep, ok := s.Endpoints[cell.Endpoint]; ok {
-		str(&id.Model, ep.Model)
-	}
-	if id.GPUs == 0 {
-		id.GPUs = max(id.TensorParallel, 1)
-	}
+	cell.Inherit(s.Defaults, s.Endpoints[cell.Endpoint].Model)
 }
 
 func (v *validator) schedule() {

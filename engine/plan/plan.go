@@ -375,7 +375,7 @@ func (p *Plan) conditions() {
 		if n.Step.Cond == nil {
 			continue
 		}
-		ok, err := gate.Eval(n.Step.Cond, gate.Context(c, n.Cell, n.Conc, n.Step.ID))
+		ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Conc, n.Step.ID))
 		switch {
 		case err != nil:
 			n.Skip = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)

@@ -58,11 +58,7 @@ func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
 // ruleContext is what every rule may read besides the result: the campaign's and, at cell
 // and point scope, the cell's fields, as the registry defines them.
 func (r *Runner) ruleContext(n *plan.Node) map[string]any {
-	reg := r.opts.Registry
-	if reg != nil && reg.RuleContext != nil {
-		return reg.RuleContext(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
-	}
-	return gate.Context(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
+	return r.opts.Registry.RuleEnv(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
 }
 
 // ancestors are the nodes n reads from, directly or through other nodes, in plan order.

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
@@ -53,6 +55,16 @@ type RecordRequest struct {
 // The entry is written into a hidden temp directory and renamed into place, so a reader sees
 // a whole entry or none.
 func Record(ctx context.Context, req RecordRequest) (*Entry, error) {
+	var failing []string
+	for _, v := range req.Campaign.Verdicts {
+		if v.Failing() {
+			failing = append(failing, fmt.Sprintf("gate %s on %s (%s)", v.Gate, v.Node, cmp.Or(v.Value, v.Rule)))
+		}
+	}
+	if len(failing) > 0 {
+		// A baseline is what later runs are judged against: promoting one acts on a pass.
+		return nil, &engine.Refusal{Reasons: append(failing, "a campaign with fail-severity gate verdicts is not registered as a baseline: fix what the gates measure, or relax them and run the campaign again")}
+	}
 	d, err := readCampaign(ctx, req.Campaign)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v2"
 
+	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
@@ -269,5 +270,26 @@ func TestBandAndHeadline(t *testing.T) {
 	}
 	if _, _, _, ok := Headline(doc(nil), 16); ok {
 		t.Error("empty document has a headline")
+	}
+}
+
+// TestRecordRefusesAFailingCampaign: promoting a baseline acts on a pass, so a campaign with a
+// fail verdict standing is refused with the refusal's exit code, naming the gate and its value.
+func TestRecordRefusesAFailingCampaign(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "campaign")
+	writeCampaign(t, dir, 1)
+	f := finished(t, dir)
+	f.Verdicts = []schema.GateVerdict{
+		{Gate: "fast", Node: "run-shape[aa-1k/c16]", Severity: schema.SeverityWarn, Rule: "ttft_p50_ms < 10"},
+		{Gate: "fast-enough", Node: "run-shape[aa-1k/c16]", Severity: schema.SeverityFail, Rule: "ttft_p50_ms < 40", Value: "ttft_p50_ms=50"},
+	}
+	_, err := Record(context.Background(), RecordRequest{Campaign: f, Registry: t.TempDir(), Name: "weekly"})
+	var refusal *engine.Refusal
+	if !errors.As(err, &refusal) || refusal.Code() != 4 || !strings.Contains(err.Error(), "fast-enough on run-shape[aa-1k/c16] (ttft_p50_ms=50)") || strings.Contains(err.Error(), "gate fast on") {
+		t.Fatalf("record of a failing campaign: %v", err)
+	}
+	f.Verdicts = f.Verdicts[:1] // a warn verdict does not stop it
+	if _, err := Record(context.Background(), RecordRequest{Campaign: f, Registry: t.TempDir(), Name: "weekly"}); err != nil {
+		t.Fatalf("warn verdict refused: %v", err)
 	}
 }
