@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // crashCampaign is a campaign of exec steps; every step appends its node id to ran.log when
@@ -157,7 +158,7 @@ func TestCrashSafety(t *testing.T) {
 				break
 			}
 			kills++
-			if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+			if _, err := os.Stat(campaigndir.RunInfo(dir)); err == nil {
 				args = []string{"resume", dir}
 			} // else: killed before the config was frozen — the user runs the file again
 

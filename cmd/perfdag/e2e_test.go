@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/load"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps"
 )
 
@@ -86,10 +87,10 @@ func TestQuickstartKilledAndResumed(t *testing.T) {
 			t.Errorf("%s finished before the kill but ran again on resume", id)
 		}
 	}
-	if st, err := os.Stat(filepath.Join(dir, "report.pdf")); err != nil || st.Size() < 10000 {
+	if st, err := os.Stat(campaigndir.Abs(dir, campaigndir.Report())); err != nil || st.Size() < 10000 {
 		t.Fatalf("report.pdf: %v", err)
 	}
-	atlas, _ := os.ReadFile(filepath.Join(dir, "atlas.jsonl"))
+	atlas, _ := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
 	if n := strings.Count(string(atlas), "\n"); n != 6 {
 		t.Errorf("atlas has %d rows, want 6", n)
 	}

@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +78,7 @@ func TestTornLastLineIsNeverTrusted(t *testing.T) {
 
 func TestCorruptMiddleLineIsAnError(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+	os.MkdirAll(campaigndir.StateDir(dir), 0o755)
 	os.WriteFile(campaigndir.Journal(dir), []byte("{\"node\":\"a\"}\n{garbage\n{\"node\":\"b\"}\n"), 0o644)
 	if _, err := ReadOnly(dir).LoadAll(); err == nil || !strings.Contains(err.Error(), "corrupt at line 2") {
 		t.Fatalf("err = %v", err)

@@ -40,7 +40,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "events.jsonl")
+			path := filepath.Join(t.TempDir(), "log.jsonl")
 			disk := &faultfile.Disk{}
 			l, err := open(path, disk.Open)
 			if err != nil {
@@ -78,7 +78,7 @@ func TestFullDisk(t *testing.T) {
 // TestDiskFullTooLongDropsEvents: a disk that keeps failing does not make the log grow in
 // memory forever: past maxPending the pending events are dropped, and the error counts them.
 func TestDiskFullTooLongDropsEvents(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "events.jsonl")
+	path := filepath.Join(t.TempDir(), "log.jsonl")
 	disk := &faultfile.Disk{}
 	l, err := open(path, disk.Open)
 	if err != nil {
@@ -113,7 +113,7 @@ func TestDiskFullTooLongDropsEvents(t *testing.T) {
 // TestOpenTrimsTornLine: a crash tore the last line; the next run's first event still gets a
 // line of its own.
 func TestOpenTrimsTornLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "events.jsonl")
+	path := filepath.Join(t.TempDir(), "log.jsonl")
 	a, _ := json.Marshal(ev("A"))
 	if err := os.WriteFile(path, append(append(a, '\n'), `{"time":"2026-01-05T10:0`...), 0o644); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestReadKeepsEventsAroundTornLines(t *testing.T) {
 		{"a very long line", `{"time":"` + strings.Repeat("z", 20<<20) + "\n" + line("A") + "\n", "A"},
 	}
 	for _, tc := range cases {
-		path := filepath.Join(t.TempDir(), "events.jsonl")
+		path := filepath.Join(t.TempDir(), "log.jsonl")
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 			t.Fatal(err)
 		}

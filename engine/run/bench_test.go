@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -56,7 +55,7 @@ func BenchmarkNoopResume10k(b *testing.B) {
 // finished writes the journal a completed run of p leaves behind.
 func finished(b *testing.B, p *plan.Plan, dir string) {
 	r := New(p, dir, Options{})
-	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
+	if err := os.MkdirAll(campaigndir.StateDir(dir), 0o755); err != nil {
 		b.Fatal(err)
 	}
 	digests := map[string]string{}

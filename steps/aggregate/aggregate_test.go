@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -86,15 +85,15 @@ func TestFixture40CoverageLine(t *testing.T) {
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result\n got %+v\nwant %+v", res, want)
 	}
-	if n := countLines(t, filepath.Join(dir, "atlas.jsonl")); n != 240 {
+	if n := countLines(t, campaigndir.Abs(dir, campaigndir.Atlas())); n != 240 {
 		t.Errorf("atlas.jsonl has %d rows, want 240", n)
 	}
-	status, err := os.ReadFile(filepath.Join(dir, "cells", "h100-tp-mtpfalse-mbt4096", "status.txt"))
+	status, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.CellStatus("h100-tp-mtpfalse-mbt4096")))
 	if err != nil || string(status) != "partial\n" {
 		t.Errorf("cell 17 status %q (%v), want partial", status, err)
 	}
 	outputs := recs["atlas"].Outputs
-	for _, f := range []string{"atlas.jsonl", "tpm_summary.json", "tpm_summary.csv", "tpm_summary.md", "cells/b200-ep-mtptrue-mbt1024/normalized.json"} {
+	for _, f := range []string{campaigndir.Atlas(), campaigndir.TPMJSON(), campaigndir.TPMCSV(), campaigndir.TPMMarkdown(), campaigndir.Normalized("b200-ep-mtptrue-mbt1024")} {
 		if _, ok := outputs[f]; !ok {
 			t.Errorf("outputs lack %s", f)
 		}
@@ -102,7 +101,7 @@ func TestFixture40CoverageLine(t *testing.T) {
 	if len(outputs) != 40*2+4 {
 		t.Errorf("%d outputs, want 84 (normalized.json and status.txt per cell, atlas, 3 TPM files)", len(outputs))
 	}
-	md, err := os.ReadFile(filepath.Join(dir, "tpm_summary.md"))
+	md, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.TPMMarkdown()))
 	if err != nil || !strings.Contains(string(md), "warm") {
 		t.Errorf("tpm_summary.md lacks the warm/cold caveat: %v\n%s", err, md)
 	}
@@ -142,7 +141,7 @@ pipeline:
 		t.Fatalf("atlas: %s", out["atlas"])
 	}
 	var s schema.TPMSummary
-	b, err := os.ReadFile(filepath.Join(dir, "tpm_summary.json"))
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.TPMJSON()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +210,7 @@ func countLines(t *testing.T, path string) int {
 // atlasRows reads atlas.jsonl back.
 func atlasRows(t *testing.T, dir string) []schema.AtlasRow {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "atlas.jsonl"))
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,13 +28,13 @@ func TestPointsWindows(t *testing.T) {
 		measured  bool
 		err       string
 	}{
-		{"point.json window", map[string]string{"point.json": `{"started_at": "2026-05-01T10:00:00.5Z", "ended_at": "2026-05-01T10:01:00Z", "output_token_throughput": 321}`},
+		{"point.json window", map[string]string{"point": `{"started_at": "2026-05-01T10:00:00.5Z", "ended_at": "2026-05-01T10:01:00Z", "output_token_throughput": 321}`},
 			t0.Add(500 * time.Millisecond), t0.Add(time.Minute), 321, true, ""},
 		// Without started_at/ended_at the profiling records give it: the warm-up request (earlier)
 		// does not count; the last end is the later of end_ns and last_content_ns.
 		{"records fallback", map[string]string{
-			"point.json": `{"output_token_throughput": 10}`,
-			"records.jsonl": strings.Join([]string{
+			"point": `{"output_token_throughput": 10}`,
+			"records": strings.Join([]string{
 				`{"index": 0, "phase": "warmup", "start_ns": ` + itoa(ns(-time.Minute)) + `, "end_ns": ` + itoa(ns(-30*time.Second)) + `}`,
 				`{"index": 1, "phase": "profiling", "start_ns": ` + itoa(ns(2*time.Second)) + `, "end_ns": ` + itoa(ns(9*time.Second)) + `}`,
 				``,
@@ -42,13 +42,13 @@ func TestPointsWindows(t *testing.T) {
 			}, "\n")},
 			t0.Add(time.Second), t0.Add(11 * time.Second), 10, true, ""},
 		{"no point.json", nil, time.Time{}, time.Time{}, 0, false, ""},
-		{"bad started_at", map[string]string{"point.json": `{"started_at": "yesterday", "ended_at": "2026-05-01T10:01:00Z"}`},
-			time.Time{}, time.Time{}, 0, false, "c4/point.json: field started_at: \"yesterday\" is not an RFC 3339 time"},
-		{"end before start", map[string]string{"point.json": `{"started_at": "2026-05-01T10:01:00Z", "ended_at": "2026-05-01T10:00:00Z"}`},
+		{"bad started_at", map[string]string{"point": `{"started_at": "yesterday", "ended_at": "2026-05-01T10:01:00Z"}`},
+			time.Time{}, time.Time{}, 0, false, campaigndir.Point("a", 4) + ": field started_at: \"yesterday\" is not an RFC 3339 time"},
+		{"end before start", map[string]string{"point": `{"started_at": "2026-05-01T10:01:00Z", "ended_at": "2026-05-01T10:00:00Z"}`},
 			time.Time{}, time.Time{}, 0, false, "field ended_at: 2026-05-01T10:00:00Z is before started_at"},
-		{"malformed point.json", map[string]string{"point.json": `{"started_at": `}, time.Time{}, time.Time{}, 0, false, "decode"},
-		{"malformed records", map[string]string{"point.json": `{}`, "records.jsonl": "{\"phase\": \"profiling\"}\nnot json\n"},
-			time.Time{}, time.Time{}, 0, false, "records.jsonl:2:"},
+		{"malformed point.json", map[string]string{"point": `{"started_at": `}, time.Time{}, time.Time{}, 0, false, "decode"},
+		{"malformed records", map[string]string{"point": `{}`, "records": "{\"phase\": \"profiling\"}\nnot json\n"},
+			time.Time{}, time.Time{}, 0, false, campaigndir.Records("a", 4) + ":2:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestPointsWindows(t *testing.T) {
 			files := campaigndir.PointFiles{Cell: "a", Concurrency: 4}
 			for name, s := range tc.files {
 				rel := campaigndir.Point("a", 4)
-				if name == "records.jsonl" {
+				if name == "records" {
 					rel = campaigndir.Records("a", 4)
 					files.Records = rel
 				} else {

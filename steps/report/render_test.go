@@ -82,7 +82,7 @@ func partialInput() report.Input {
 func TestRenderWithPartialDataSaysWhatIsMissing(t *testing.T) {
 	in := partialInput()
 	in.Campaign.Report = &schema.Report{HeatmapConcurrencies: []int{1, 10}}
-	out := filepath.Join(t.TempDir(), "report.pdf")
+	out := filepath.Join(t.TempDir(), "out.pdf")
 	if err := report.Render(context.Background(), in, out); err != nil {
 		t.Fatalf("render with partial data: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestRenderNeverShowsTheAPIKey(t *testing.T) {
 	in.Campaign.Endpoints = map[string]schema.Endpoint{"main": {
 		URL: "https://bench:hunter2-password@api.example.com/v1?api_key=" + secret, Model: "m", APIKeyEnv: "INFERENCE_API_KEY"}}
 	in.Run = &campaigndir.Info{Source: &schema.Source{Patch: "applied with token " + secret}}
-	out := filepath.Join(t.TempDir(), "report.pdf")
+	out := filepath.Join(t.TempDir(), "out.pdf")
 	if err := report.Render(context.Background(), in, out); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestRenderNeverShowsTheAPIKey(t *testing.T) {
 
 func TestRenderIsAtomic(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "report.pdf")
+	out := campaigndir.Abs(dir, campaigndir.Report())
 	if err := os.WriteFile(out, []byte("old report"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRenderIsAtomic(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only report.pdf (temp files left behind?)", len(entries))
 	}
 	// An unwritable destination is an error naming the path.
-	bad := filepath.Join(dir, "missing-dir", "report.pdf")
+	bad := filepath.Join(dir, "missing-dir", "out.pdf")
 	if err := report.Render(context.Background(), partialInput(), bad); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("render into a missing directory: err = %v, want one naming %s", err, bad)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/run"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	rooflineimport "github.com/perfdag/perfdag/steps/roofline-import"
 	"github.com/perfdag/perfdag/steps/testkit"
 	"github.com/perfdag/perfdag/steps/testkit/stepstest"
@@ -69,8 +70,8 @@ func TestImportThroughEngine(t *testing.T) {
 		outputs = append(outputs, f)
 	}
 	slices.Sort(outputs)
-	wantOut := []string{"cells/h100-tp4-decode/normalized.json", "cells/h100-tp4-decode/roofline_sweep.json", "cells/h100-tp4-decode/status.txt",
-		"cells/h100-tp4-prefill/normalized.json", "cells/h100-tp4-prefill/status.txt"}
+	wantOut := []string{campaigndir.Normalized("h100-tp4-decode"), campaigndir.RooflineSweep("h100-tp4-decode"), campaigndir.CellStatus("h100-tp4-decode"),
+		campaigndir.Normalized("h100-tp4-prefill"), campaigndir.CellStatus("h100-tp4-prefill")}
 	if !slices.Equal(outputs, wantOut) {
 		t.Errorf("outputs %v, want %v", outputs, wantOut)
 	}
@@ -100,7 +101,7 @@ func TestSeveralImportsAndReimport(t *testing.T) {
 		t.Errorf("tp8 %+v: want TP 8 (with a warning that it overrides provenance's 4) and cell tp8-decode", r8)
 	}
 	for _, cell := range []string{"tp4-decode", "tp4-prefill", "tp8-decode", "tp8-prefill"} {
-		if _, err := os.Stat(filepath.Join(dir, "cells", cell, "normalized.json")); err != nil {
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Normalized(cell))); err != nil {
 			t.Errorf("cell %s: %v", cell, err)
 		}
 	}
@@ -141,7 +142,7 @@ func TestBadBundleWritesNothing(t *testing.T) {
 	if msg := recs["roofline"].Error; !strings.Contains(msg, "decode.json") {
 		t.Errorf("error does not name decode.json: %s", msg)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, "cells")); len(entries) != 0 {
+	if entries, _ := os.ReadDir(campaigndir.Abs(dir, campaigndir.Cells())); len(entries) != 0 {
 		t.Errorf("a failed import left %d cell dirs behind", len(entries))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
 	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
 )
@@ -114,7 +115,7 @@ func TestThroughTheEngine(t *testing.T) {
 		if s := publishNode(sum).Summary; s != want {
 			t.Errorf("summary %q, want %q", s, want)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "publish.json")); err != nil {
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Receipt())); err != nil {
 			t.Fatal(err)
 		}
 		again := runOnce(t, dir, base, c)

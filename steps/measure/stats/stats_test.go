@@ -158,7 +158,7 @@ func TestComputePoint(t *testing.T) {
 	if p.StartedAt != "2023-11-14T22:13:20Z" || p.EndedAt != "2023-11-14T22:13:20.452Z" {
 		t.Errorf("started %s ended %s", p.StartedAt, p.EndedAt)
 	}
-	golden(t, "point.json", p)
+	golden(t, "point.golden.json", p)
 }
 
 func TestComputeFlags(t *testing.T) {

@@ -61,7 +61,7 @@ func (c Campaign) YAML() string {
 		b.WriteString(", sweeps: {" + laketest.RooflineImportID + "-decode: fixture/sweep.json}")
 	}
 	if c.Champion != "" {
-		b.WriteString(", champion: fixture/champion.json")
+		b.WriteString(", champion: fixture/decision.json")
 	}
 	b.WriteString("}}\n  - {id: publish, kind: strict-publish, needs: [evidence]}\n")
 	return b.String()
@@ -81,7 +81,7 @@ func Write(t testing.TB, root, baseDir string, c Campaign) campaigndir.Finished 
 	if _, err := atlas.Aggregate(&buf, laketest.Atlas(c.Spec)...); err != nil {
 		t.Fatal(err)
 	}
-	must(t, campaigndir.WriteFile(filepath.Join(fix, "atlas.jsonl"), buf.Bytes()))
+	must(t, campaigndir.WriteFile(campaigndir.Abs(fix, campaigndir.Atlas()), buf.Bytes()))
 	put := func(name string, v any) {
 		b, err := campaigndir.EncodeJSON(v)
 		must(t, err)
@@ -96,7 +96,7 @@ func Write(t testing.TB, root, baseDir string, c Campaign) campaigndir.Finished 
 			DRAMLabel: schema.DRAMActiveLabel, Rows: rows})
 	}
 	if c.Champion != "" {
-		put("champion.json", schema.Champion{Schema: schema.SchemaChampion, Campaign: c.Campaign,
+		put("decision.json", schema.Champion{Schema: schema.SchemaChampion, Campaign: c.Campaign,
 			FocusMetric: "output_tok_s_per_gpu", TPOTSLOMs: 50, Champion: c.Champion, Delivery: "release",
 			Recommendation: "ship " + c.Champion})
 	}
