@@ -4,7 +4,10 @@ package enginetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +37,18 @@ type Recorder struct {
 	Calls map[string]int
 	Order []string
 	Hook  func(ctx context.Context, t *engine.Task) error // optional, called inside Run
+	Files bool                                            // each node writes one output file
+}
+
+// KeepResult is an error a Hook returns to make the node fail while keeping its result as
+// evidence (a point whose every request failed).
+type KeepResult struct{ Err error }
+
+func (k KeepResult) Error() string { return k.Err.Error() }
+
+// OutputOf is the output file a node writes when Recorder.Files is set.
+func OutputOf(node string) string {
+	return "out/" + strings.NewReplacer("[", "_", "]", "_", "/", "_", ":", "_").Replace(node) + ".txt"
 }
 
 // NewRecorder returns an empty recorder.
@@ -55,16 +70,31 @@ func (r *Recorder) Count(id string) int {
 
 func (r *Recorder) run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	r.note(t.Node)
+	res := &RunResult{Concurrency: t.Concurrency, NumPrompts: 3 * t.Concurrency, TTFOCoverage: 1}
+	out := engine.Result{Value: res, Summary: "ok " + t.Node}
+	if r.Files {
+		rel := OutputOf(t.Node)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(t.Dir, rel)), 0o755); err != nil {
+			return engine.Result{}, err
+		}
+		if err := os.WriteFile(filepath.Join(t.Dir, rel), []byte(t.Node), 0o644); err != nil {
+			return engine.Result{}, err
+		}
+		out.Outputs = []string{rel}
+	}
 	if r.Hook != nil {
 		if err := r.Hook(ctx, t); err != nil {
+			var keep KeepResult
+			if errors.As(err, &keep) {
+				return out, err
+			}
 			return engine.Result{}, err
 		}
 	}
 	if p, ok := t.Params.(*Params); ok && p.Fail {
 		return engine.Result{}, fmt.Errorf("%s failed as asked", t.Node)
 	}
-	res := &RunResult{Concurrency: t.Concurrency, NumPrompts: 3 * t.Concurrency, TTFOCoverage: 1}
-	return engine.Result{Value: res, Summary: "ok " + t.Node}, nil
+	return out, nil
 }
 
 // Registry returns fake kinds named like the real ones, recording into rec.
