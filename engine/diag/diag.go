@@ -16,6 +16,7 @@ type Diagnostic struct {
 	Col     int    `json:"column"` // 1-based
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	Class   string `json:"class,omitempty"` // a named limit that was hit (limit_file_size, ...), for scripts
 }
 
 func (d *Diagnostic) Error() string {
@@ -39,6 +40,12 @@ func (l List) Error() string {
 // Add appends a problem.
 func (l *List) Add(file string, line, col int, hint, format string, args ...any) {
 	*l = append(*l, &Diagnostic{File: file, Line: line, Col: col, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// AddClass appends a problem of a named class (a limit), so tools can tell it apart.
+func (l *List) AddClass(class, file string, line, col int, hint, format string, args ...any) {
+	l.Add(file, line, col, hint, format, args...)
+	(*l)[len(*l)-1].Class = class
 }
 
 // Err returns the list as an error, or nil when it is empty.

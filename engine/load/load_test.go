@@ -125,7 +125,7 @@ func TestBadInputs(t *testing.T) {
 		{"slug with slash", "version: 1\ncampaign: ../etc\nendpoints:\n  main: {url: \"sim://\", model: m}\ncells: []\n", "not a valid slug", 2},
 		{"cell id is a path", head + "cells:\n  - {id: ../x, workload: {}, concurrencies: [1]}\n", "not a valid id", 6},
 		{"duplicate cell id", head + "cells:\n  - {id: a, workload: {}, concurrencies: [1]}\n  - {id: a, workload: {}, concurrencies: [1]}\n", "used twice", 7},
-		{"zero concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [0]}\n", "must be positive", 6},
+		{"zero concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [0]}\n", "cells[0].concurrencies[0] must be between 1 and 100000, got 0", 6},
 		{"duplicate concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [8, 8]}\n", "appears twice", 6},
 		{"bad requests_per_point", head + "cells:\n  - {id: a, workload: {}, concurrencies: [1], requests_per_point: 3y}\n", "requests_per_point", 6},
 		{"unknown endpoint", head + "cells:\n  - {id: a, endpoint: mian, workload: {}, concurrencies: [1]}\n", "not defined", 6},

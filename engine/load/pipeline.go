@@ -97,6 +97,9 @@ func (v *validator) params(step *Step, p string) {
 				sub.decode(n, reflect.ValueOf(params).Elem(), withPath)
 			}
 		}
+		if len(*v.d.diags) == problems {
+			v.tags(reflect.ValueOf(params).Elem(), withPath)
+		}
 		step.Params = params
 	}
 	if step.Kind.Check != nil && len(*v.d.diags) == problems {
