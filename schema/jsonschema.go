@@ -17,6 +17,8 @@ func JSONSchema() ([]byte, error) {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://perfdag.dev/schema/campaign.schema.json"
 	root["title"] = "perfdag campaign"
+	// x- keys hold blocks shared through merge keys (x-endpoint: &ep {...}); perfdag ignores them.
+	root["patternProperties"] = map[string]any{"^x-": map[string]any{}}
 	b, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err

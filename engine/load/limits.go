@@ -75,7 +75,11 @@ func checkDepth(name string, toks token.Tokens, diags *diag.List) bool {
 			continue
 		}
 		if flow+len(cols) > MaxDepth {
-			line, c := position(tk)
+			at := tk
+			if tk.Type == token.MappingValueType && tk.Prev != nil {
+				at = tk.Prev // point at the key, not its colon
+			}
+			line, c := position(at)
 			diags.AddClass(ClassDepth, name, line, c, "flatten the structure: campaign files nest a handful of levels",
 				"nesting deeper than the limit of %d levels", MaxDepth)
 			return false
