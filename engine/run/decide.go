@@ -15,6 +15,7 @@ const (
 	ActRun    = "run"
 	ActReuse  = "reuse"
 	ActSkip   = "skip"   // `when:` is false
+	ActFail   = "fail"   // `when:` could not be evaluated: the node fails with the rule's error
 	ActIgnore = "ignore" // outside --only
 )
 
@@ -40,6 +41,9 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*Deci
 		switch {
 		case n.Skip != "":
 			d.Action, d.Reasons = ActSkip, []string{n.Skip}
+			continue
+		case n.CondErr != "":
+			d.Action, d.Reasons = ActFail, []string{n.CondErr}
 			continue
 		case selected != nil && !selected[n.ID]:
 			d.Action, d.Reasons = ActIgnore, []string{"not selected by --only"}
