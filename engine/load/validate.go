@@ -12,11 +12,11 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
-	"github.com/robfig/cron/v3"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -225,13 +225,14 @@ func (v *validator) schedule() {
 	if sc == nil {
 		return
 	}
-	if _, err := cron.ParseStandard(sc.Cron); err != nil {
-		v.at("schedule.cron", false, "five fields: minute hour day-of-month month day-of-week, e.g. \"0 3 * * 1\"", "schedule.cron %q: %v", sc.Cron, err)
-	}
 	if sc.Timezone != "" {
 		if _, err := time.LoadLocation(sc.Timezone); err != nil {
 			v.at("schedule.timezone", false, "an IANA zone such as Europe/Berlin or UTC", "schedule.timezone %q is not a known time zone", sc.Timezone)
+			return
 		}
+	}
+	if _, _, err := schedule.ParseCron(sc.Cron, sc.Timezone, time.Now()); err != nil {
+		v.at("schedule.cron", false, "five fields: minute hour day-of-month month day-of-week, e.g. \"0 3 * * 1\"; the zone in timezone:", "schedule.cron %q: %v", sc.Cron, err)
 	}
 	if sc.OnRed != nil && len(sc.OnRed.Command) == 0 {
 		v.at("schedule.on_red", false, "command: [program, arg, ...]", "schedule.on_red has no command")
