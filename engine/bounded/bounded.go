@@ -131,3 +131,30 @@ func Prefix(what, path string, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// LimitReader reads r and fails with an ErrTooLarge error once more than limit bytes arrive,
+// for streams whose size is not known up front (a file that grows while it is read).
+func LimitReader(r io.Reader, what, path string, limit int64) io.Reader {
+	return &limitReader{r: r, left: limit, err: &Error{What: what, Path: path, Limit: limit, Err: ErrTooLarge}}
+}
+
+type limitReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, l.err
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n, l.err
+	}
+	return n, err
+}

@@ -2,6 +2,7 @@ package bounded
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,21 @@ func TestSize(t *testing.T) {
 	for n, want := range map[int64]string{256 << 10: "256 KiB", 64 << 20: "64 MiB", 1 << 30: "1 GiB", 1000: "1000 bytes", 1536: "1536 bytes"} {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLimitReader(t *testing.T) {
+	for _, tt := range []struct {
+		n, limit int
+		want     error
+	}{{10, 10, nil}, {11, 10, ErrTooLarge}, {0, 0, nil}, {1 << 20, 1000, ErrTooLarge}} {
+		b, err := io.ReadAll(LimitReader(strings.NewReader(strings.Repeat("a", tt.n)), "stream", "s", int64(tt.limit)))
+		if tt.want == nil && (err != nil || len(b) != tt.n) || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("%d bytes, limit %d: read %d, %v", tt.n, tt.limit, len(b), err)
+		}
+		if len(b) > tt.limit+1 {
+			t.Errorf("%d bytes, limit %d: read %d bytes past the limit", tt.n, tt.limit, len(b))
 		}
 	}
 }
