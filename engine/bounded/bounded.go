@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -157,4 +158,36 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		return n, l.err
 	}
 	return n, err
+}
+
+// ReadFileIn is ReadFile for a name inside root: a symlink or ".." that leaves the root is
+// refused (os.Root), so a file said to be inside a campaign's directory really is.
+func ReadFileIn(root *os.Root, what, name string, limit int64) ([]byte, error) {
+	shown := filepath.Join(root.Name(), name)
+	st, err := root.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{What: what, Path: shown, Mode: st.Mode(), Err: ErrNotRegular}
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{What: what, Path: shown, Mode: st.Mode(), Err: ErrNotRegular}
+	}
+	if st.Size() > limit {
+		return nil, &Error{What: what, Path: shown, Limit: limit, Err: ErrTooLarge}
+	}
+	b, err := io.ReadAll(LimitReader(f, what, shown, limit))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

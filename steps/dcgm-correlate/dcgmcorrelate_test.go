@@ -225,7 +225,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		name, src, want string
 		line            int
 	}{
-		{"unknown source", campaign("", `, with: {source: dcgmi}`), `source "dcgmi" is not one of frozen, prometheus, exporter`, 9},
+		{"unknown source", campaign("", `, with: {source: dcgmi}`), `with.source: "dcgmi" is not one of frozen, prometheus, exporter`, 9},
 		{"frozen without file", campaign("", `, with: {source: frozen}`), "source frozen needs file:", 9},
 		{"prometheus without url", campaign("", `, with: {source: prometheus}`), "source prometheus needs url:", 9},
 		{"prometheus bad url", campaign("", `, with: {url: "prometheus:9090"}`), "an http(s) base URL", 9},

@@ -18,7 +18,7 @@ import (
 func openSource(_ context.Context, t *engine.Task, p *Params, source string, points []Point, res *Result, log io.Writer) (dcgm.Source, error) {
 	switch source {
 	case SourceFrozen:
-		return dcgm.LoadFrozen(frozenPath(t.BaseDir, p.File, t.Cell.ID))
+		return loadFrozen(t.BaseDir, p, t.Cell.ID)
 	case SourcePrometheus:
 		src := &dcgm.PrometheusSource{URL: p.URL, Host: p.Host, Matcher: p.Matcher}
 		if p.BearerTokenEnv != "" {
