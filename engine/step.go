@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -137,9 +138,24 @@ func NewRegistry(kinds ...Kind) (*Registry, error) {
 		if _, dup := r.kinds[k.Name]; dup {
 			return nil, fmt.Errorf("register kind %q: registered twice", k.Name)
 		}
+		k.Run = redacted(k.Run)
 		r.kinds[k.Name] = k
 	}
 	return r, nil
+}
+
+// redacted wraps a kind's Run so nothing it reports — its error (journal, events, the CLI),
+// its summary, its log — carries a URL password, a DSN password or a registered secret, even
+// when a library quoted a URL into an error.
+func redacted(run func(context.Context, *Task) (Result, error)) func(context.Context, *Task) (Result, error) {
+	return func(ctx context.Context, t *Task) (Result, error) {
+		if t != nil && t.Log != nil {
+			t.Log = redact.Writer(t.Log)
+		}
+		out, err := run(ctx, t)
+		out.Summary = redact.String(out.Summary)
+		return out, redact.Error(err)
+	}
 }
 
 // Lookup finds a kind by name.

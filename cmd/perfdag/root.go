@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -37,6 +39,9 @@ Exit codes: 0 success · 1 a step failed (validate: invalid) · 2 bad usage ·
 
 // Main runs the CLI and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Last line of defence: whatever a command prints passes engine/redact (every writer of
+	// a URL, DSN or header already does; this catches a library's error quoting one).
+	stdout, stderr = redact.Writer(stdout), redact.Writer(stderr)
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:           "perfdag",

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Diagnostic is one problem at one place of a file.
@@ -37,9 +39,9 @@ func (l List) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-// Add appends a problem.
+// Add appends a problem; a URL or DSN quoted in it is redacted.
 func (l *List) Add(file string, line, col int, hint, format string, args ...any) {
-	*l = append(*l, &Diagnostic{File: file, Line: line, Col: col, Message: fmt.Sprintf(format, args...), Hint: hint})
+	*l = append(*l, &Diagnostic{File: file, Line: line, Col: col, Message: redact.String(fmt.Sprintf(format, args...)), Hint: redact.String(hint)})
 }
 
 // AddClass appends a problem of a named class (a limit), so tools can tell it apart.
@@ -87,6 +89,7 @@ func (d *Diagnostic) Format(src []byte) string {
 	b.WriteString(d.Error())
 	b.WriteByte('\n')
 	if line, ok := sourceLine(src, d.Line); ok {
+		line = redact.Line(line) // same length: the caret still lines up
 		num := fmt.Sprintf("%d", d.Line)
 		pad := strings.Repeat(" ", len(num))
 		fmt.Fprintf(&b, " %s | %s\n", num, strings.TrimRight(line, "\r"))

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Event types.
@@ -58,12 +60,13 @@ func Open(path string) (*Log, error) {
 	return &Log{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
-// Emit appends one event. Lines are flushed whole, so a crash can tear at most the last one,
+// Emit appends one event, its reason and message redacted. Lines are flushed whole, so a crash can tear at most the last one,
 // which Read skips.
 func (l *Log) Emit(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	e.Reason, e.Message = redact.String(e.Reason), redact.String(e.Message)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)

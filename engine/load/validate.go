@@ -16,6 +16,7 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 )
@@ -107,6 +108,9 @@ func (v *validator) endpoints() {
 	for _, name := range names {
 		ep := v.c.Spec.Endpoints[name]
 		p := "endpoints." + name
+		for _, u := range []string{ep.URL, ep.MetricsURL, ep.DCGMURL} {
+			redact.URLSecrets(u) // a ${PW} expanded into userinfo is masked wherever it turns up
+		}
 		if !Slug.MatchString(name) {
 			v.at(p, true, "use lower-case letters, digits, '.', '_' and '-'", "endpoint name %q is not a valid name", name)
 		}

@@ -178,6 +178,9 @@ func Writer(w io.Writer) io.Writer { return &writer{w: w} }
 
 type writer struct{ w io.Writer }
 
+// Underlying is the wrapped writer, for callers that ask whether it is a terminal.
+func (r *writer) Underlying() io.Writer { return r.w }
+
 func (r *writer) Write(p []byte) (int, error) {
 	red := String(string(p))
 	if red == string(p) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -125,14 +126,14 @@ func Locked(dir string) bool {
 }
 
 // WriteSource writes SOURCE.md: what was measured and with what, never a secret (only the
-// names of environment variables, never their values).
+// names of environment variables, never their values; URLs through redact).
 func WriteSource(dir string, c *schema.Campaign, version, host string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Source under test: %s\n\n", c.Campaign)
 	fmt.Fprintf(&b, "- perfdag: %s\n- host: %s\n- kind: %s\n", version, host, c.Kind)
 	if s := c.Source; s != nil {
 		fmt.Fprintf(&b, "- engine: %s %s\n- commit: %s\n- delivery: %s\n- patch: %s\n- url: %s\n",
-			s.Engine, s.EngineVersion, s.Commit, s.Delivery, s.Patch, s.URL)
+			s.Engine, s.EngineVersion, s.Commit, s.Delivery, s.Patch, redact.URL(s.URL))
 	}
 	names := make([]string, 0, len(c.Endpoints))
 	for n := range c.Endpoints {
@@ -141,12 +142,12 @@ func WriteSource(dir string, c *schema.Campaign, version, host string) error {
 	sort.Strings(names)
 	for _, n := range names {
 		ep := c.Endpoints[n]
-		fmt.Fprintf(&b, "\n## Endpoint %s\n\n- url: %s\n- model: %s\n", n, ep.URL, ep.Model)
+		fmt.Fprintf(&b, "\n## Endpoint %s\n\n- url: %s\n- model: %s\n", n, redact.URL(ep.URL), ep.Model)
 		if ep.APIKeyEnv != "" {
 			fmt.Fprintf(&b, "- api key: from $%s (value not recorded)\n", ep.APIKeyEnv)
 		}
 		if ep.MetricsURL != "" {
-			fmt.Fprintf(&b, "- metrics: %s\n", ep.MetricsURL)
+			fmt.Fprintf(&b, "- metrics: %s\n", redact.URL(ep.MetricsURL))
 		}
 	}
 	deliveries := map[string]bool{}

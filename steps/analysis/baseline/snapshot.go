@@ -23,6 +23,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/measure/workload"
@@ -335,7 +336,7 @@ func Band(tokens int) string {
 
 // safeURL drops credentials, query and fragment from an endpoint URL before it is recorded.
 func safeURL(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(redact.URL(raw))
 	if err != nil {
 		return ""
 	}
