@@ -82,8 +82,8 @@ func URLSecrets(raw string) {
 // String masks every secret form in free text: errors, log lines, messages, documents.
 func String(s string) string {
 	return apply(s, func(secret string) string {
-		if secret == "" {
-			return ""
+		if strings.Trim(secret, "*") == "" {
+			return secret // nothing, or already masked by Line
 		}
 		return Mask
 	})
