@@ -25,12 +25,13 @@ type decoder struct {
 	keys    map[string]ast.Node         // path → key node
 	aliases map[*ast.AliasNode]ast.Node // alias → the anchored value it names (aliasPass)
 	bad     map[string]bool             // paths whose value failed to decode: later checks stay quiet
+	unknown map[string]bool             // mappings holding an unknown key: it may be the missing one
 	badNode map[ast.Node]bool           // nodes already reported (e.g. an unset ${VAR})
 }
 
 func newDecoder(file string, diags *diag.List) *decoder {
 	return &decoder{file: file, diags: diags, nodes: map[string]ast.Node{}, keys: map[string]ast.Node{},
-		aliases: map[*ast.AliasNode]ast.Node{}, bad: map[string]bool{}, badNode: map[ast.Node]bool{}}
+		aliases: map[*ast.AliasNode]ast.Node{}, bad: map[string]bool{}, unknown: map[string]bool{}, badNode: map[ast.Node]bool{}}
 }
 
 // errorf records a problem at a node.
@@ -174,6 +175,7 @@ func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {
 		idx, ok := fields[key]
 		if !ok {
 			hint := hintFor(key, fields)
+			d.unknown[path] = true
 			if near := diag.Nearest(key, mapNames(fields)); near != "" {
 				d.bad[join(path, near)] = true // "concurrency:" was meant: do not also say it is missing
 			}

@@ -45,6 +45,13 @@ func (v *validator) at(path string, keyPos bool, hint, format string, args ...an
 	v.d.errorf(n, hint, format, args...)
 }
 
+// missing reports whether a required key absent from the mapping at path may be reported: not
+// when the mapping failed to decode, nor when it holds an unknown key (a misspelling of the
+// missing one is the one mistake, already reported).
+func (v *validator) missing(path, key string) bool {
+	return !v.bad(join(path, key)) && !v.d.unknown[path]
+}
+
 // bad reports whether path or a path holding it failed to decode: a check there would only
 // repeat that mistake as a second, cascaded problem.
 func (v *validator) bad(path string) bool {
@@ -116,12 +123,12 @@ func (v *validator) endpoints() {
 		}
 		u, err := url.Parse(ep.URL)
 		switch {
-		case ep.URL == "":
+		case ep.URL == "" && v.missing(p, "url"):
 			v.at(p, true, "url: http://host:8000, or sim:// for the built-in simulator", "endpoint %s has no url", name)
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "sim"):
+		case ep.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "sim")):
 			v.at(p+".url", false, "write http://host:port, https://host, or sim://", "endpoint %s: url %q is not an http(s):// or sim:// URL", name, ep.URL)
 		}
-		if ep.Model == "" {
+		if ep.Model == "" && v.missing(p, "model") {
 			v.at(p, true, "model: the served model name, as /v1/models lists it", "endpoint %s has no model", name)
 		}
 		if ep.APIKeyEnv != "" && !envName.MatchString(ep.APIKeyEnv) {
@@ -137,9 +144,9 @@ func (v *validator) cells() {
 		cell := &s.Cells[i]
 		p := fmt.Sprintf("cells[%d]", i)
 		switch {
-		case cell.ID == "":
+		case cell.ID == "" && v.missing(p, "id"):
 			v.at(p, false, "give every cell an id such as aa-1k", "cell %d has no id", i+1)
-		case !Slug.MatchString(cell.ID):
+		case cell.ID != "" && !Slug.MatchString(cell.ID):
 			v.at(p+".id", false, "use lower-case letters, digits, '.', '_' and '-'; an id is never a path", "cell id %q is not a valid id", cell.ID)
 		}
 		if j, dup := seen[cell.ID]; dup && cell.ID != "" {
@@ -147,7 +154,7 @@ func (v *validator) cells() {
 		}
 		seen[cell.ID] = i
 		v.cellEndpoint(cell, p)
-		if len(cell.Concurrencies) == 0 && !v.bad(p+".concurrencies") {
+		if len(cell.Concurrencies) == 0 && v.missing(p, "concurrencies") {
 			v.at(p, false, "concurrencies: [1, 8, 32]", "cell %s has no concurrencies", cell.ID)
 		}
 		dupc := map[int]bool{}
