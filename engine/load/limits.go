@@ -1,7 +1,10 @@
 package load
 
 import (
+	"io"
+
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/perfdag/perfdag/engine/bounded"
@@ -11,7 +14,8 @@ import (
 // Limits on a campaign file. A campaign is a few kilobytes; these bounds are orders of
 // magnitude above any real file and keep a hostile one (a 50 MB file, 100k-deep brackets,
 // billion-laughs aliases) from costing more than a fraction of a second. goccy's parser is
-// superlinear in nesting depth, so size and depth are checked on the tokens, before parsing.
+// superlinear in nesting depth, so size and depth are checked before parsing, depth as the
+// file is lexed.
 const (
 	MaxFileBytes     = 256 << 10 // campaign file size
 	MaxDepth         = 100       // nesting: flow brackets plus block indentation levels, aliases expanded
@@ -46,46 +50,66 @@ func checkSize(name string, src []byte, diags *diag.List) bool {
 	return false
 }
 
-// checkDepth refuses nesting deeper than MaxDepth before the parser sees it: flow brackets
-// are counted exactly, block nesting by its stack of indentation columns.
-func checkDepth(name string, toks token.Tokens, diags *diag.List) bool {
-	flow := 0
-	var cols []int
-	for _, tk := range toks {
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(0, flow-1)
-		case token.SequenceEntryType, token.MappingValueType:
-			if flow > 0 || tk.Position == nil {
-				continue
-			}
-			col := tk.Position.Column
-			if tk.Type == token.MappingValueType && tk.Prev != nil && tk.Prev.Position != nil {
-				col = tk.Prev.Position.Column // the key's column is the mapping's indentation
-			}
-			for len(cols) > 0 && cols[len(cols)-1] > col {
-				cols = cols[:len(cols)-1]
-			}
-			if len(cols) == 0 || cols[len(cols)-1] < col {
-				cols = append(cols, col)
-			}
-		default:
-			continue
+// tokenize lexes src and refuses nesting deeper than MaxDepth as the tokens come, before
+// the parser (superlinear in depth) sees them and before a deep file is lexed to its end:
+// flow brackets are counted exactly, block nesting by its stack of indentation columns.
+func tokenize(name, src string, diags *diag.List) (token.Tokens, bool) {
+	var s scanner.Scanner
+	s.Init(src)
+	var toks token.Tokens
+	var n nesting
+	for {
+		sub, err := s.Scan()
+		if err == io.EOF {
+			return toks, true
 		}
-		if flow+len(cols) > MaxDepth {
-			at := tk
-			if tk.Type == token.MappingValueType && tk.Prev != nil {
-				at = tk.Prev // point at the key, not its colon
+		for _, tk := range sub {
+			toks.Add(tk)
+			if n.deeper(tk) {
+				at := tk
+				if tk.Type == token.MappingValueType && tk.Prev != nil {
+					at = tk.Prev // point at the key, not its colon
+				}
+				line, c := position(at)
+				diags.AddClass(ClassDepth, name, line, c, "flatten the structure: campaign files nest a handful of levels",
+					"nesting deeper than the limit of %d levels", MaxDepth)
+				return nil, false
 			}
-			line, c := position(at)
-			diags.AddClass(ClassDepth, name, line, c, "flatten the structure: campaign files nest a handful of levels",
-				"nesting deeper than the limit of %d levels", MaxDepth)
-			return false
 		}
 	}
-	return true
+}
+
+// nesting tracks the depth of the tokens seen so far.
+type nesting struct {
+	flow int   // open [ and {
+	cols []int // block indentation columns, innermost last
+}
+
+// deeper takes the next token and reports whether the depth is now past MaxDepth.
+func (n *nesting) deeper(tk *token.Token) bool {
+	switch tk.Type {
+	case token.SequenceStartType, token.MappingStartType:
+		n.flow++
+	case token.SequenceEndType, token.MappingEndType:
+		n.flow = max(0, n.flow-1)
+	case token.SequenceEntryType, token.MappingValueType:
+		if n.flow > 0 || tk.Position == nil {
+			return false
+		}
+		col := tk.Position.Column
+		if tk.Type == token.MappingValueType && tk.Prev != nil && tk.Prev.Position != nil {
+			col = tk.Prev.Position.Column // the key's column is the mapping's indentation
+		}
+		for len(n.cols) > 0 && n.cols[len(n.cols)-1] > col {
+			n.cols = n.cols[:len(n.cols)-1]
+		}
+		if len(n.cols) == 0 || n.cols[len(n.cols)-1] < col {
+			n.cols = append(n.cols, col)
+		}
+	default:
+		return false
+	}
+	return n.flow+len(n.cols) > MaxDepth
 }
 
 // expansion is the size of a subtree with its aliases expanded.

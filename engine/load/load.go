@@ -12,7 +12,6 @@ import (
 	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/perfdag/perfdag/engine"
@@ -122,8 +121,8 @@ func parse(d *decoder, name string, src []byte, diags *diag.List) (ast.Node, boo
 	if !checkSize(name, src, diags) {
 		return nil, false
 	}
-	toks := lexer.Tokenize(string(src))
-	if !checkDepth(name, toks, diags) {
+	toks, ok := tokenize(name, string(src), diags)
+	if !ok {
 		return nil, false
 	}
 	f, err := parser.Parse(toks, 0)
