@@ -169,6 +169,12 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("version: 1\ncampaign: x\ncells: [{id: a, concurrencies: [1]}]\npipeline: [{id: p, kind: exec, foreach: point, with: {command: [true]}}]\n"))
 	f.Add([]byte("&a [*a]"))
+	// hostile shapes: merge keys, aliases that multiply, deep nesting, NaN, huge numbers
+	f.Add([]byte(base + "x-c: &c {workload: {}, concurrencies: [1]}\ncells2: [{<<: *c, id: b}]\n"))
+	f.Add([]byte(base + "x-a: &a [x, x, x]\nx-b: &b [*a, *a, *a]\nx-c: [*b, *b, *b]\n"))
+	f.Add([]byte(base + "x-d: [[[[[[[[[[{a: {b: [1]}}]]]]]]]]]]\n"))
+	f.Add([]byte(base + "settle: {settle_s: .nan}\ndefaults: {gpus: -3}\n"))
+	f.Add([]byte("version: 1\ncampaign: c\ncells: [{id: a, concurrencies: [4000000000], requests_per_point: 9999999999x}]\n"))
 	reg := testRegistry(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		c, err := Bytes("f.yaml", ".", src, reg, Options{Lookup: func(string) (string, bool) { return "", false }})
