@@ -78,7 +78,7 @@ func sourceOf(c *load.Campaign, path string) []byte {
 	if c != nil {
 		return c.Source
 	}
-	b, _ := os.ReadFile(path)
+	b, _ := load.ReadSource(path)
 	return b
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/lake"
@@ -78,7 +79,7 @@ func (a *app) publish(ctx context.Context, dir, lakeURL string, noStrict, asJSON
 		return exit(ExitUsage, err)
 	}
 	name := filepath.Join(dir, workspace.ConfigFile)
-	src, err := os.ReadFile(name)
+	src, err := load.ReadSource(name)
 	if err != nil {
 		return exit(ExitUsage, fmt.Errorf("read frozen config: %w", err))
 	}

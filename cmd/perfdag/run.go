@@ -86,7 +86,7 @@ re-running only unfinished work.`,
 			if err != nil {
 				return exit(ExitUsage, err)
 			}
-			src, err := os.ReadFile(filepath.Join(dir, workspace.ConfigFile))
+			src, err := load.ReadSource(filepath.Join(dir, workspace.ConfigFile))
 			if err != nil {
 				return exit(ExitUsage, fmt.Errorf("read frozen config: %w", err))
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/workspace"
 )
 
@@ -97,7 +97,7 @@ func readStatus(dir string) (*campaignStatus, error) {
 	var order []string
 	kinds := map[string]string{}
 	skips := map[string]string{}
-	src, _ := os.ReadFile(filepath.Join(dir, workspace.ConfigFile))
+	src, _ := load.ReadSource(filepath.Join(dir, workspace.ConfigFile))
 	if _, p, err := compile(filepath.Join(dir, workspace.ConfigFile), src, info.BaseDir); err == nil {
 		for _, n := range p.Nodes {
 			order = append(order, n.ID)

@@ -130,7 +130,7 @@ Exit status: 0 on success, 1 when the atlas cannot be read or the files cannot b
 // name environment variables that are not set now). A note says what was assumed.
 func campaignForTPM(dir string) (*schema.Campaign, string) {
 	path := filepath.Join(dir, workspace.ConfigFile)
-	src, err := os.ReadFile(path)
+	src, err := load.ReadSource(path)
 	if err != nil {
 		return nil, fmt.Sprintf("no readable %s (%v): using the default SLA and cost table", path, err)
 	}
