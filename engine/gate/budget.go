@@ -90,6 +90,7 @@ const (
 	budgetVar   = "__perfdag_budget"
 	tickName    = "__perfdag_tick"
 	concatName  = "__perfdag_concat"
+	addName     = "__perfdag_add"
 	boundPrefix = "__perfdag_"
 )
 
@@ -118,6 +119,19 @@ func options(env map[string]any) []expr.Option {
 				return x + y, nil
 			},
 			Types: []reflect.Type{reflect.TypeFor[func(*counter, string, string) string]()}}
+		c.Functions[addName] = &builtin.Function{Name: addName,
+			Func: func(a ...any) (any, error) {
+				x, xs := a[1].(string)
+				y, ys := a[2].(string)
+				if !xs || !ys {
+					return runtime.Add(a[1], a[2]), nil
+				}
+				if err := a[0].(*counter).charge(uint(len(x)+len(y)), "string concatenation"); err != nil {
+					return nil, err
+				}
+				return x + y, nil
+			},
+			Types: []reflect.Type{reflect.TypeFor[func(*counter, any, any) any]()}}
 	}}
 }
 
@@ -167,7 +181,7 @@ func charged(f *builtin.Function, cost func([]any) uint) *builtin.Function {
 
 // charger rewrites a rule before it compiles: the listed builtins become their charged
 // versions, every predicate body first calls the tick (one unit per iteration), and `+` of
-// two strings becomes the charged concatenation.
+// two strings (or of untyped values, which may be strings) becomes a charged concatenation.
 type charger struct{}
 
 func budgetArg() ast.Node { return &ast.IdentifierNode{Value: budgetVar} }
@@ -185,8 +199,12 @@ func (charger) Visit(node *ast.Node) {
 		}
 		n.Node = &ast.SequenceNode{Nodes: []ast.Node{&ast.CallNode{Callee: &ast.IdentifierNode{Value: tickName}, Arguments: []ast.Node{budgetArg()}}, n.Node}}
 	case *ast.BinaryNode:
-		if n.Operator == "+" && isString(n.Left) && isString(n.Right) {
+		switch {
+		case n.Operator != "+":
+		case isString(n.Left) && isString(n.Right):
 			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: concatName}, Arguments: []ast.Node{budgetArg(), n.Left, n.Right}})
+		case isAny(n.Left) || isAny(n.Right): // untyped (free-form results): charged when strings
+			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: addName}, Arguments: []ast.Node{budgetArg(), n.Left, n.Right}})
 		}
 	}
 }
@@ -206,6 +224,11 @@ func isTick(seq *ast.SequenceNode) bool {
 func isString(n ast.Node) bool {
 	t := n.Type()
 	return t != nil && t.Kind() == reflect.String
+}
+
+func isAny(n ast.Node) bool {
+	t := n.Type()
+	return t == nil || t.Kind() == reflect.Interface
 }
 
 func str(v any) string {
