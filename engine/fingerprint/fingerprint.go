@@ -45,7 +45,12 @@ func Canonical(v any) (json.RawMessage, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("redact fingerprint input: %w", err)
 	}
-	return encode(redactStrings(doc))
+	changed := false
+	doc = redactStrings(doc, &changed)
+	if !changed {
+		return b, nil // keep the encoding (and so the fingerprint) of a document with no secret
+	}
+	return encode(doc)
 }
 
 func encode(v any) (json.RawMessage, error) {
@@ -58,19 +63,25 @@ func encode(v any) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
-// redactStrings redacts every string (and map key) of a decoded JSON document.
-func redactStrings(v any) any {
+// redactStrings redacts every string (and map key) of a decoded JSON document, noting
+// whether anything changed.
+func redactStrings(v any, changed *bool) any {
+	str := func(s string) string {
+		r := redact.String(s)
+		*changed = *changed || r != s
+		return r
+	}
 	switch x := v.(type) {
 	case string:
-		return redact.String(x)
+		return str(x)
 	case []any:
 		for i := range x {
-			x[i] = redactStrings(x[i])
+			x[i] = redactStrings(x[i], changed)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			out[redact.String(k)] = redactStrings(val)
+			out[str(k)] = redactStrings(val, changed)
 		}
 		return out
 	}
