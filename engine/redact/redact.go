@@ -19,24 +19,51 @@ import (
 // Mask replaces every secret.
 const Mask = "xxxxx"
 
-// rule is a pattern and the group holding the secret it finds.
+// rule is a pattern, the group holding the secret it finds, and words the text must hold
+// for the pattern to have a chance (checked first: most text holds no secret, and events are
+// redacted one by one by the thousand).
 type rule struct {
 	re    *regexp.Regexp
 	group int
+	needs func(lower string) bool
+}
+
+func hasAll(subs ...string) func(lower string) bool {
+	return func(lower string) bool {
+		for _, sub := range subs {
+			if !strings.Contains(lower, sub) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func hasAny(subs ...string) func(lower string) bool {
+	return func(lower string) bool {
+		for _, sub := range subs {
+			if strings.Contains(lower, sub) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 var rules = []rule{
 	// scheme://user:password@ — the password runs to the last @ before whitespace or a quote,
 	// so an unescaped / # ? @ in it is still covered (over-redacting a path that holds an @ is
 	// the safe mistake).
-	{regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>]*:([^\s"'<>]*)@`), 1},
+	{regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>]*:([^\s"'<>]*)@`), 1, hasAll("://", "@")},
 	// password=... in a key=value DSN (quoted or not) or a query string.
-	{regexp.MustCompile(`(?i)\b(?:(?:ssl)?password|passwd|pwd)\s*=\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]*)`), 1},
+	{regexp.MustCompile(`(?i)\b(?:(?:ssl)?password|passwd|pwd)\s*=\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]*)`), 1, func(l string) bool {
+		return strings.Contains(l, "=") && (strings.Contains(l, "pass") || strings.Contains(l, "pwd"))
+	}},
 	// ?token=... and friends, in query strings only.
-	{regexp.MustCompile(`(?i)[?&](?:access_token|api_key|apikey|token|secret|key)=([^\s&#'"]*)`), 1},
+	{regexp.MustCompile(`(?i)[?&](?:access_token|api_key|apikey|token|secret|key)=([^\s&#'"]*)`), 1, func(l string) bool { return strings.Contains(l, "=") && strings.ContainsAny(l, "?&") }},
 	// Authorization: ... headers (the whole value) and bare bearer or basic credentials.
-	{regexp.MustCompile(`(?i)\b(?:(?:proxy-)?authorization|x-api-key|api-key)\s*:\s*([^\r\n"]*)`), 1},
-	{regexp.MustCompile(`(?i)\b(?:bearer|basic)\s+([A-Za-z0-9\-._~+/]+=*)`), 1},
+	{regexp.MustCompile(`(?i)\b(?:(?:proxy-)?authorization|x-api-key|api-key)\s*:\s*([^\r\n"]*)`), 1, hasAny("authorization", "api-key")},
+	{regexp.MustCompile(`(?i)\b(?:bearer|basic)\s+([A-Za-z0-9\-._~+/]+=*)`), 1, hasAny("bearer", "basic")},
 }
 
 var (
@@ -102,7 +129,11 @@ func apply(s string, mask func(string) string) string {
 	if s == "" {
 		return s
 	}
+	lower := strings.ToLower(s)
 	for _, r := range rules {
+		if !r.needs(lower) {
+			continue
+		}
 		idx := r.re.FindAllStringSubmatchIndex(s, -1)
 		if idx == nil {
 			continue
