@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
@@ -161,6 +162,7 @@ func NewRegistry(kinds ...Kind) (*Registry, error) {
 		if _, dup := r.kinds[k.Name]; dup {
 			return nil, fmt.Errorf("register kind %q: registered twice", k.Name)
 		}
+		k.Run = redacted(k.Run)
 		r.kinds[k.Name] = k
 	}
 	return r, nil
@@ -176,6 +178,20 @@ func (r *Registry) RuleEnv(c *schema.Campaign, cell *schema.Cell, concurrency in
 		}
 	}
 	return env
+}
+
+// redacted wraps a kind's Run so nothing it reports — its error (journal, events, the CLI),
+// its summary, its log — carries a URL password, a DSN password or a registered secret, even
+// when a library quoted a URL into an error.
+func redacted(run func(context.Context, *Task) (Result, error)) func(context.Context, *Task) (Result, error) {
+	return func(ctx context.Context, t *Task) (Result, error) {
+		if t != nil && t.Log != nil {
+			t.Log = redact.Writer(t.Log)
+		}
+		out, err := run(ctx, t)
+		out.Summary = redact.String(out.Summary)
+		return out, redact.Error(err)
+	}
 }
 
 // Lookup finds a kind by name.

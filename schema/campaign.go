@@ -2,7 +2,7 @@ package schema
 
 // Campaign is one campaign YAML file: what to measure, against which endpoints, and how.
 type Campaign struct {
-	Version     int                 `yaml:"version" json:"version" doc:"file format version; always 1"`
+	Version     int                 `yaml:"version" json:"version" range:"1,1" doc:"file format version; always 1"`
 	Campaign    string              `yaml:"campaign" json:"campaign" doc:"slug naming the campaign: [a-z0-9._-], never a path"`
 	Kind        string              `yaml:"kind,omitempty" json:"kind,omitempty" enum:"throughput,latency,mixed" doc:"throughput, latency or mixed; throughput and mixed campaigns need a roofline page to publish strictly"`
 	Description string              `yaml:"description,omitempty" json:"description,omitempty" doc:"free text shown on the report cover"`
@@ -27,7 +27,7 @@ type Endpoint struct {
 	APIKeyEnv     string     `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty" doc:"name of the environment variable holding the API key; the key itself is never written anywhere"`
 	MetricsURL    string     `yaml:"metrics_url,omitempty" json:"metrics_url,omitempty" doc:"Prometheus /metrics of the server, scraped around every point"`
 	DCGMURL       string     `yaml:"dcgm_url,omitempty" json:"dcgm_url,omitempty" doc:"a DCGM exporter's /metrics, sampled during run windows"`
-	TimeoutS      float64    `yaml:"request_timeout_s,omitempty" json:"request_timeout_s,omitempty" doc:"per-request timeout in seconds (default 600)"`
+	TimeoutS      float64    `yaml:"request_timeout_s,omitempty" json:"request_timeout_s,omitempty" range:"0,86400" doc:"per-request timeout in seconds (default 600)"`
 	Sim           *SimConfig `yaml:"sim,omitempty" json:"sim,omitempty" doc:"simulator behaviour for sim:// endpoints"`
 	ReasoningHint bool       `yaml:"reasoning,omitempty" json:"reasoning,omitempty" doc:"the served model is a reasoning model (enables the unconfigured-parser check)"`
 }
@@ -37,15 +37,15 @@ type Identity struct {
 	Model               string `yaml:"model,omitempty" json:"model,omitempty" doc:"model name for the atlas (default: the endpoint's model)"`
 	Hardware            string `yaml:"hardware,omitempty" json:"hardware,omitempty" doc:"GPU type: H100, H200, B200, GB300, ..."`
 	Quant               string `yaml:"quant,omitempty" json:"quant,omitempty" doc:"weight quantization: BF16, FP8, NVFP4, ..."`
-	TensorParallel      int    `yaml:"tensor_parallel,omitempty" json:"tensor_parallel,omitempty" doc:"tensor-parallel degree (GPUs per replica)"`
+	TensorParallel      int    `yaml:"tensor_parallel,omitempty" json:"tensor_parallel,omitempty" range:"0,1024" doc:"tensor-parallel degree (GPUs per replica)"`
 	ParallelStrategy    string `yaml:"parallel_strategy,omitempty" json:"parallel_strategy,omitempty" doc:"EP or TP"`
 	MTP                 *bool  `yaml:"mtp,omitempty" json:"mtp,omitempty" doc:"speculative decoding (MTP) enabled"`
-	MaxNumBatchedTokens int    `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty" doc:"server's max_num_batched_tokens"`
+	MaxNumBatchedTokens int    `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty" range:"0,100000000" doc:"server's max_num_batched_tokens"`
 	Engine              string `yaml:"engine,omitempty" json:"engine,omitempty" doc:"vllm, sglang, dynamo, ..."`
 	EngineVersion       string `yaml:"engine_version,omitempty" json:"engine_version,omitempty" doc:"engine version or commit"`
 	Delivery            string `yaml:"delivery,omitempty" json:"delivery,omitempty" doc:"code-under-test identity (release, overlay, infr-patch, ...); results are evidence for this delivery only"`
 	CacheMode           string `yaml:"cache_mode,omitempty" json:"cache_mode,omitempty" enum:"warm,cold" doc:"warm or cold prefix cache"`
-	GPUs                int    `yaml:"gpus,omitempty" json:"gpus,omitempty" doc:"GPUs serving the endpoint, the divisor of tok/s/GPU (default: tensor_parallel, else 1)"`
+	GPUs                int    `yaml:"gpus,omitempty" json:"gpus,omitempty" range:"0,100000" doc:"GPUs serving the endpoint, the divisor of tok/s/GPU (default: tensor_parallel, else 1)"`
 	Arm                 string `yaml:"arm,omitempty" json:"arm,omitempty" doc:"champion-select arm this cell belongs to"`
 	Baseline            bool   `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"this cell's arm is the champion baseline"`
 }
@@ -55,9 +55,9 @@ type Cell struct {
 	ID               string   `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
 	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
 	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
-	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" doc:"positive, unique concurrency points"`
-	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, or \"Nx\" for N times the concurrency (default 3x, at least 10)"`
-	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" doc:"requests sent before each point and excluded from statistics"`
+	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points"`
+	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, or \"Nx\" for N times the concurrency (default 3x, at least 10); at most 100000 however written, Nx up to 1000x"`
+	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`
 	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`
 }
@@ -67,11 +67,11 @@ type Workload struct {
 	Shape        string         `yaml:"shape,omitempty" json:"shape,omitempty" doc:"aa-1k, aa-10k, aa-100k, or custom (then input_tokens and output_tokens)"`
 	Mode         string         `yaml:"mode,omitempty" json:"mode,omitempty" enum:"synthetic,dataset-replay" doc:"synthetic prompts (default) or dataset-replay of a mooncake_trace JSONL"`
 	Dataset      string         `yaml:"dataset,omitempty" json:"dataset,omitempty" doc:"mooncake_trace JSONL for dataset-replay (relative to the campaign file)"`
-	InputTokens  int            `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty" doc:"input budget in o200k_base tokens (overrides the shape)"`
-	OutputTokens int            `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty" doc:"answer length in tokens (overrides the shape)"`
-	RequestRate  float64        `yaml:"request_rate,omitempty" json:"request_rate,omitempty" doc:"open loop: requests per second; the concurrency point becomes the in-flight cap"`
+	InputTokens  int            `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty" range:"0,2000000" doc:"input budget in o200k_base tokens (overrides the shape)"`
+	OutputTokens int            `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty" range:"0,1000000" doc:"answer length in tokens (overrides the shape)"`
+	RequestRate  float64        `yaml:"request_rate,omitempty" json:"request_rate,omitempty" range:"0,100000" doc:"open loop: requests per second; the concurrency point becomes the in-flight cap"`
 	Arrival      string         `yaml:"arrival,omitempty" json:"arrival,omitempty" enum:"poisson,constant" doc:"open-loop arrival process (default poisson)"`
-	Seed         int64          `yaml:"seed,omitempty" json:"seed,omitempty" doc:"seed for prompts and arrivals"`
+	Seed         int64          `yaml:"seed,omitempty" json:"seed,omitempty" range:"0,9007199254740991" doc:"seed for prompts and arrivals"`
 	ExtraBody    map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty" doc:"merged into every request body last, so it can override min_tokens, ignore_eos, temperature, ..."`
 }
 
@@ -79,7 +79,7 @@ type Workload struct {
 type Settle struct {
 	PrewarmShapes []string `yaml:"prewarm_shapes,omitempty" json:"prewarm_shapes,omitempty" doc:"one completion per shape before a cell's sweep"`
 	BurnIn        bool     `yaml:"burn_in,omitempty" json:"burn_in,omitempty" doc:"one run-and-discard pass of the cell's first concurrency point"`
-	SettleS       float64  `yaml:"settle_s,omitempty" json:"settle_s,omitempty" doc:"pause in seconds after prewarm/burn-in and between recorded points"`
+	SettleS       float64  `yaml:"settle_s,omitempty" json:"settle_s,omitempty" range:"0,86400" doc:"pause in seconds after prewarm/burn-in and between recorded points"`
 }
 
 // Gate is a quality rule on a step's result; fail stops dependents, warn is recorded.
@@ -117,9 +117,9 @@ type Schedule struct {
 	Timezone      string             `yaml:"timezone,omitempty" json:"timezone,omitempty" doc:"IANA time zone (default UTC)"`
 	Overlap       string             `yaml:"overlap,omitempty" json:"overlap,omitempty" enum:"skip,queue,replace" doc:"what a due run does while one is running (default skip)"`
 	CatchupWindow Duration           `yaml:"catchup_window,omitempty" json:"catchup_window,omitempty" doc:"runs missed while the scheduler was down within this window are caught up (e.g. 24h)"`
-	CatchupMax    int                `yaml:"catchup_max,omitempty" json:"catchup_max,omitempty" doc:"at most this many missed runs are caught up (default 1)"`
+	CatchupMax    int                `yaml:"catchup_max,omitempty" json:"catchup_max,omitempty" range:"0,1000" doc:"at most this many missed runs are caught up (default 1)"`
 	Baseline      string             `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"registered baseline name each run is diffed against"`
-	Tolerances    map[string]float64 `yaml:"tolerances,omitempty" json:"tolerances,omitempty" doc:"per-metric tolerance overrides"`
+	Tolerances    map[string]float64 `yaml:"tolerances,omitempty" json:"tolerances,omitempty" range:"0,1000000" doc:"per-metric tolerance overrides"`
 	OnRed         *ExecSpec          `yaml:"on_red,omitempty" json:"on_red,omitempty" doc:"command run when a run is RED or failed (notify)"`
 }
 
@@ -133,14 +133,14 @@ type ExecSpec struct {
 
 // TPM overrides the SLA used for the SLA point of the TPM summary.
 type TPM struct {
-	TTFTSLAMs   float64 `yaml:"ttft_sla_ms,omitempty" json:"ttft_sla_ms,omitempty" doc:"TTFT threshold in ms (default 2000)"`
-	TPOTSLAMs   float64 `yaml:"tpot_sla_ms,omitempty" json:"tpot_sla_ms,omitempty" doc:"TPOT threshold in ms (default 50)"`
-	GPUsPerNode int     `yaml:"gpus_per_node,omitempty" json:"gpus_per_node,omitempty" doc:"GPUs per node for per-node TPM (default 8)"`
+	TTFTSLAMs   float64 `yaml:"ttft_sla_ms,omitempty" json:"ttft_sla_ms,omitempty" range:"0,600000" doc:"TTFT threshold in ms (default 2000)"`
+	TPOTSLAMs   float64 `yaml:"tpot_sla_ms,omitempty" json:"tpot_sla_ms,omitempty" range:"0,60000" doc:"TPOT threshold in ms (default 50)"`
+	GPUsPerNode int     `yaml:"gpus_per_node,omitempty" json:"gpus_per_node,omitempty" range:"0,1024" doc:"GPUs per node for per-node TPM (default 8)"`
 }
 
 // Cost overlays the default $/GPU-hour table.
 type Cost struct {
-	USDPerGPUHour map[string]float64 `yaml:"usd_per_gpu_hour,omitempty" json:"usd_per_gpu_hour,omitempty" doc:"$/GPU-hour by hardware name"`
+	USDPerGPUHour map[string]float64 `yaml:"usd_per_gpu_hour,omitempty" json:"usd_per_gpu_hour,omitempty" range:"0,10000" doc:"$/GPU-hour by hardware name"`
 }
 
 // Source identifies the code under test for the report's source page.
@@ -156,6 +156,6 @@ type Source struct {
 // Report holds the report's layout options.
 type Report struct {
 	Title                string `yaml:"title,omitempty" json:"title,omitempty" doc:"cover title (default: the campaign slug)"`
-	LabelConcurrencies   []int  `yaml:"label_concurrencies,omitempty" json:"label_concurrencies,omitempty" doc:"concurrencies labelled inline on scatter panes (default 1, 8, 32)"`
-	HeatmapConcurrencies []int  `yaml:"heatmap_concurrencies,omitempty" json:"heatmap_concurrencies,omitempty" doc:"concurrencies of the heatmap page (default 8, 16, 32)"`
+	LabelConcurrencies   []int  `yaml:"label_concurrencies,omitempty" json:"label_concurrencies,omitempty" range:"1,100000" doc:"concurrencies labelled inline on scatter panes (default 1, 8, 32)"`
+	HeatmapConcurrencies []int  `yaml:"heatmap_concurrencies,omitempty" json:"heatmap_concurrencies,omitempty" range:"1,100000" doc:"concurrencies of the heatmap page (default 8, 16, 32)"`
 }

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,8 @@ func JSONSchema(enums map[string][]string) ([]byte, error) {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://perfdag.dev/schema/campaign.schema.json"
 	root["title"] = "perfdag campaign"
+	// x- keys hold blocks shared through merge keys (x-endpoint: &ep {...}); perfdag ignores them.
+	root["patternProperties"] = map[string]any{"^x-": map[string]any{}}
 	b, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err
@@ -51,9 +54,29 @@ func lookup(node map[string]any, path string) map[string]any {
 // Field is one documented key of the campaign file, for generated docs.
 type Field struct {
 	Path string // dotted path, [] for list items
-	Type string
+	Type string // with its range when it has one: "integer 1..100000"
 	Doc  string
 }
+
+// Range reads a numeric field's `range:"min,max"` tag: the bounds `validate` enforces and the
+// JSON Schema states as minimum/maximum. For a list or map of numbers the range applies to
+// every element. ok is false when the field has no range.
+func Range(tag reflect.StructTag) (lo, hi float64, ok bool) {
+	r := tag.Get("range")
+	if r == "" {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(r, ",")
+	lo, err1 := strconv.ParseFloat(a, 64)
+	hi, err2 := strconv.ParseFloat(b, 64)
+	if !found || err1 != nil || err2 != nil || lo > hi {
+		panic("schema: malformed range tag " + strconv.Quote(r)) // a programming error in the types
+	}
+	return lo, hi, true
+}
+
+// FormatBound prints a range bound the way the docs and messages show it (no exponent).
+func FormatBound(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Fields lists every key of the campaign file with its documentation, in declaration order.
 func Fields() []Field {
@@ -76,7 +99,11 @@ func walkFields(t reflect.Type, prefix string, out *[]Field, seen map[reflect.Ty
 		if prefix != "" {
 			path = prefix + "." + f.name
 		}
-		*out = append(*out, Field{Path: path, Type: typeName(f.typ), Doc: f.doc})
+		typ := typeName(f.typ)
+		if f.hasRange {
+			typ += " " + FormatBound(f.lo) + ".." + FormatBound(f.hi)
+		}
+		*out = append(*out, Field{Path: path, Type: typ, Doc: f.doc})
 		if f.typ.Implements(reflect.TypeFor[schemaer]()) {
 			continue // describes itself (Count, Duration): its Go fields are not YAML keys
 		}
@@ -126,6 +153,8 @@ type structField struct {
 	doc      string
 	enum     []string
 	required bool
+	hasRange bool
+	lo, hi   float64
 }
 
 // structFields flattens inline fields and reads the yaml, doc and enum tags.
@@ -149,6 +178,7 @@ func structFields(t reflect.Type) []structField {
 		if e := sf.Tag.Get("enum"); e != "" {
 			f.enum = strings.Split(e, ",")
 		}
+		f.lo, f.hi, f.hasRange = Range(sf.Tag)
 		out = append(out, f)
 	}
 	return out
@@ -186,6 +216,9 @@ func typeSchema(t reflect.Type) map[string]any {
 			if len(f.enum) > 0 {
 				s["enum"] = f.enum
 			}
+			if f.hasRange {
+				bound(s, f.lo, f.hi)
+			}
 			props[f.name] = s
 			if f.required {
 				required = append(required, f.name)
@@ -198,4 +231,16 @@ func typeSchema(t reflect.Type) map[string]any {
 		return out
 	}
 	return map[string]any{}
+}
+
+// bound puts a range on a number's schema, or on the elements of a list or map of numbers.
+func bound(s map[string]any, lo, hi float64) {
+	switch s["type"] {
+	case "array":
+		bound(s["items"].(map[string]any), lo, hi)
+	case "object":
+		bound(s["additionalProperties"].(map[string]any), lo, hi)
+	default:
+		s["minimum"], s["maximum"] = lo, hi
+	}
 }

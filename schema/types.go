@@ -14,21 +14,44 @@ type Count struct {
 	Multiple int `yaml:"-" json:"-"` // N× concurrency, when set
 }
 
-// ParseCount reads "12" or "3x".
+// Bounds of requests_per_point: a point is held in memory request by request, so its size is
+// capped whatever the form (an absolute count, N × concurrency, or the default 3×).
+const (
+	MaxRequestsPerPoint = 100_000
+	MaxRequestsMultiple = 1000
+)
+
+// ParseCount reads "12" or "3x", within MaxRequestsPerPoint and MaxRequestsMultiple.
 func ParseCount(s string) (Count, error) {
 	s = strings.TrimSpace(s)
 	if m, ok := strings.CutSuffix(s, "x"); ok {
 		n, err := strconv.Atoi(m)
-		if err != nil || n <= 0 {
+		switch {
+		case err != nil && !isDigits(m) || err == nil && n <= 0:
 			return Count{}, fmt.Errorf("requests_per_point %q: want a positive integer or \"Nx\" (N times the concurrency), e.g. 3x", s)
+		case err != nil || n > MaxRequestsMultiple:
+			return Count{}, fmt.Errorf("requests_per_point %q: the multiple is at most %dx", s, MaxRequestsMultiple)
 		}
 		return Count{Multiple: n}, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
+	switch {
+	case err != nil && !isDigits(s) || err == nil && n <= 0:
 		return Count{}, fmt.Errorf("requests_per_point %q: want a positive integer or \"Nx\" (N times the concurrency), e.g. 3x", s)
+	case err != nil || n > MaxRequestsPerPoint:
+		return Count{}, fmt.Errorf("requests_per_point %s: at most %d requests per point", s, MaxRequestsPerPoint)
 	}
 	return Count{N: n}, nil
+}
+
+// isDigits reports a non-empty run of ASCII digits (a number too large for an int).
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // IsZero reports an unset count.
@@ -106,8 +129,8 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 // JSONSchema describes Count for editors.
 func (Count) JSONSchema() map[string]any {
 	return map[string]any{"oneOf": []any{
-		map[string]any{"type": "integer", "minimum": 1},
-		map[string]any{"type": "string", "pattern": "^[1-9][0-9]*x$"},
+		map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
+		map[string]any{"type": "string", "pattern": "^([1-9][0-9]{0,2}|1000)x$"},
 	}}
 }
 

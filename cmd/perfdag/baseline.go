@@ -201,6 +201,9 @@ not comparable).`,
 
 // isTerminal reports whether w is a terminal (live progress line, coloured verdicts).
 func isTerminal(w io.Writer) bool {
+	if r, ok := w.(interface{ Underlying() io.Writer }); ok {
+		w = r.Underlying() // Main's redacting writer around os.Stdout
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

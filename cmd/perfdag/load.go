@@ -12,6 +12,7 @@ import (
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps"
 )
@@ -31,7 +32,7 @@ func (a *app) service() (*campaign.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &campaign.Service{Registry: reg, Version: version}, nil
+	return &campaign.Service{Registry: reg, Version: version, Redact: redact.URL}, nil
 }
 
 // compile loads, validates and compiles a campaign file. On an invalid file it returns the
@@ -84,7 +85,7 @@ func sourceOf(c *load.Campaign, path string) []byte {
 	if c != nil && c.Source != nil {
 		return c.Source
 	}
-	b, _ := os.ReadFile(path)
+	b, _ := load.ReadSource(path)
 	return b
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -43,6 +44,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func (a *app) main(args []string) int {
+	// Last line of defence: whatever a command prints passes engine/redact (every writer of
+	// a URL, DSN or header already does; this catches a library's error quoting one).
+	a.stdout, a.stderr = redact.Writer(a.stdout), redact.Writer(a.stderr)
 	stdout, stderr := a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:           "perfdag",

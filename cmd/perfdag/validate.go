@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/engine/load"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -29,7 +29,7 @@ Exit status: 0 when every file is valid, 1 when any is not.`,
 			var all diag.List
 			sources := map[string][]byte{}
 			for _, path := range args {
-				src, err := os.ReadFile(path)
+				src, err := load.ReadSource(path)
 				if err != nil {
 					all = append(all, &diag.Diagnostic{File: path, Message: err.Error()})
 					continue

@@ -94,7 +94,7 @@ func (s *Service) Frozen(dir string) (*Compiled, campaigndir.Info, error) {
 	if err != nil {
 		return nil, info, Coded(CodeUsage, err)
 	}
-	src, err := os.ReadFile(campaigndir.Config(dir))
+	src, err := load.ReadSource(campaigndir.Config(dir))
 	if err != nil {
 		return nil, info, Coded(CodeUsage, fmt.Errorf("read the frozen campaign file: %w", err))
 	}
@@ -205,7 +205,12 @@ func (s *Service) info(c *Compiled, sourcePath string) campaigndir.Info {
 	spec := c.Spec()
 	host, _ := os.Hostname()
 	info := campaigndir.Info{Campaign: spec.Campaign, SourcePath: sourcePath, BaseDir: c.File.BaseDir,
-		Version: s.Version, Host: host, Kind: spec.Kind, Source: spec.Source}
+		Version: s.Version, Host: host, Kind: spec.Kind}
+	if spec.Source != nil {
+		src := *spec.Source
+		src.URL = s.redact(src.URL)
+		info.Source = &src
+	}
 	names := make([]string, 0, len(spec.Endpoints))
 	for n := range spec.Endpoints {
 		names = append(names, n)

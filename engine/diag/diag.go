@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Diagnostic is one problem at one place of a file.
@@ -16,6 +18,7 @@ type Diagnostic struct {
 	Col     int    `json:"column"` // 1-based
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	Class   string `json:"class,omitempty"` // a named limit that was hit (limit_file_size, ...), for scripts
 }
 
 func (d *Diagnostic) Error() string {
@@ -36,9 +39,15 @@ func (l List) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-// Add appends a problem.
+// Add appends a problem; a URL or DSN quoted in it is redacted.
 func (l *List) Add(file string, line, col int, hint, format string, args ...any) {
-	*l = append(*l, &Diagnostic{File: file, Line: line, Col: col, Message: fmt.Sprintf(format, args...), Hint: hint})
+	*l = append(*l, &Diagnostic{File: file, Line: line, Col: col, Message: redact.String(fmt.Sprintf(format, args...)), Hint: redact.String(hint)})
+}
+
+// AddClass appends a problem of a named class (a limit), so tools can tell it apart.
+func (l *List) AddClass(class, file string, line, col int, hint, format string, args ...any) {
+	l.Add(file, line, col, hint, format, args...)
+	(*l)[len(*l)-1].Class = class
 }
 
 // Err returns the list as an error, or nil when it is empty.
@@ -80,6 +89,7 @@ func (d *Diagnostic) Format(src []byte) string {
 	b.WriteString(d.Error())
 	b.WriteByte('\n')
 	if line, ok := sourceLine(src, d.Line); ok {
+		line = redact.Line(line) // same length: the caret still lines up
 		num := fmt.Sprintf("%d", d.Line)
 		pad := strings.Repeat(" ", len(num))
 		fmt.Fprintf(&b, " %s | %s\n", num, strings.TrimRight(line, "\r"))

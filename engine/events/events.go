@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine/jsonl"
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Event types.
@@ -82,6 +83,7 @@ func (l *Log) Emit(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	e.Reason, e.Message = redact.String(e.Reason), redact.String(e.Message)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Doc is the hashed document; it is stored beside the hash so a re-run can be explained
@@ -29,11 +31,32 @@ type Doc struct {
 	Gates json.RawMessage `json:"gates,omitempty"`
 }
 
-// Canonical encodes v deterministically (map keys sorted, struct fields in order).
+// Canonical encodes v deterministically (map keys sorted, struct fields in order), with every
+// string redacted: these documents are stored in the journal, and an endpoint URL may carry a
+// password (which, changing, must not re-run anything either).
 func Canonical(v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage("null"), nil
 	}
+	b, err := encode(v)
+	if err != nil || !redact.Suspect(b) {
+		return b, err
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers round-trip as written
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("redact fingerprint input: %w", err)
+	}
+	changed := false
+	doc = redactStrings(doc, &changed)
+	if !changed {
+		return b, nil // keep the encoding (and so the fingerprint) of a document with no secret
+	}
+	return encode(doc)
+}
+
+func encode(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -41,6 +64,31 @@ func Canonical(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode fingerprint input: %w", err)
 	}
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+}
+
+// redactStrings redacts every string (and map key) of a decoded JSON document, noting
+// whether anything changed.
+func redactStrings(v any, changed *bool) any {
+	str := func(s string) string {
+		r := redact.String(s)
+		*changed = *changed || r != s
+		return r
+	}
+	switch x := v.(type) {
+	case string:
+		return str(x)
+	case []any:
+		for i := range x {
+			x[i] = redactStrings(x[i], changed)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[str(k)] = redactStrings(val, changed)
+		}
+		return out
+	}
+	return v
 }
 
 // Sum is the fingerprint: the SHA-256 of the document's fields, each length-prefixed so no

@@ -118,18 +118,24 @@ func Env(ctx map[string]any, result any) map[string]any {
 }
 
 // Compile type-checks a boolean rule against env. freeForm allows names env lacks (results of
-// kinds without a declared type, such as exec's JSON stdout).
+// kinds without a declared type, such as exec's JSON stdout). The program is bounded: at most
+// MaxRuleNodes, and its evaluation stops at Budget (see budget.go).
 func Compile(rule string, env map[string]any, freeForm bool) (*vm.Program, error) {
-	opts := []expr.Option{expr.Env(env), expr.AsBool()}
+	scoped := make(map[string]any, len(env)+1)
+	for k, v := range env {
+		scoped[k] = v
+	}
+	opts := append(options(scoped), expr.AsBool())
 	if freeForm {
 		opts = append(opts, expr.AllowUndefinedVariables())
 	}
 	return expr.Compile(rule, opts...)
 }
 
-// Eval runs a compiled rule.
+// Eval runs a compiled rule within Budget; a rule that passes it fails with ErrBudget
+// instead of eating memory or a core.
 func Eval(p *vm.Program, env map[string]any) (bool, error) {
-	out, err := expr.Run(p, env)
+	out, err := run(p, env)
 	if err != nil {
 		return false, err
 	}

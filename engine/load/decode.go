@@ -21,15 +21,17 @@ import (
 type decoder struct {
 	file    string
 	diags   *diag.List
-	nodes   map[string]ast.Node // path → value node, for positioning later checks
-	keys    map[string]ast.Node // path → key node
-	anchors map[string]ast.Node
-	bad     map[string]bool   // paths whose value failed to decode: later checks stay quiet
-	badNode map[ast.Node]bool // nodes already reported (e.g. an unset ${VAR})
+	nodes   map[string]ast.Node         // path → value node, for positioning later checks
+	keys    map[string]ast.Node         // path → key node
+	aliases map[*ast.AliasNode]ast.Node // alias → the anchored value it names (aliasPass)
+	bad     map[string]bool             // paths whose value failed to decode: later checks stay quiet
+	unknown map[string]bool             // mappings holding an unknown key: it may be the missing one
+	badNode map[ast.Node]bool           // nodes already reported (e.g. an unset ${VAR})
 }
 
 func newDecoder(file string, diags *diag.List) *decoder {
-	return &decoder{file: file, diags: diags, nodes: map[string]ast.Node{}, keys: map[string]ast.Node{}, anchors: map[string]ast.Node{}, bad: map[string]bool{}, badNode: map[ast.Node]bool{}}
+	return &decoder{file: file, diags: diags, nodes: map[string]ast.Node{}, keys: map[string]ast.Node{},
+		aliases: map[*ast.AliasNode]ast.Node{}, bad: map[string]bool{}, unknown: map[string]bool{}, badNode: map[ast.Node]bool{}}
 }
 
 // errorf records a problem at a node.
@@ -49,19 +51,17 @@ func pos(n ast.Node) (int, int) {
 	return tk.Position.Line, tk.Position.Column
 }
 
-// unwrap resolves tags, anchors and aliases down to the node holding the value.
+// unwrap resolves tags, anchors and aliases down to the node holding the value. The alias
+// pass has refused cycles, so the loop ends; the bound is only a guard.
 func (d *decoder) unwrap(n ast.Node) ast.Node {
-	for range 32 {
+	for range MaxDepth {
 		switch v := n.(type) {
 		case *ast.TagNode:
 			n = v.Value
 		case *ast.AnchorNode:
-			if name := v.Name.GetToken(); name != nil {
-				d.anchors[name.Value] = v.Value
-			}
 			n = v.Value
 		case *ast.AliasNode:
-			target, ok := d.anchors[v.Value.GetToken().Value]
+			target, ok := d.aliases[v]
 			if !ok {
 				return n
 			}
@@ -72,6 +72,10 @@ func (d *decoder) unwrap(n ast.Node) ast.Node {
 	}
 	return n
 }
+
+// ExtensionPrefix marks top-level keys perfdag ignores (x-endpoint: &ep {...}), so blocks
+// shared with merge keys (<<: *ep) can be anchored somewhere that is not itself a campaign key.
+const ExtensionPrefix = "x-"
 
 var unmarshalerType = reflect.TypeFor[interface {
 	UnmarshalYAML(func(any) error) error
@@ -99,20 +103,25 @@ func (d *decoder) decode(node ast.Node, v reflect.Value, path string) {
 	case reflect.Slice:
 		seq, ok := node.(*ast.SequenceNode)
 		if !ok {
+			d.bad[path] = true
 			d.errorf(node, "", "%s: want a list, got %s", label(path), describe(node))
 			return
 		}
 		out := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
 		for i, item := range seq.Values {
-			d.decode(item, out.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			d.decode(item, out.Index(i), indexPath(path, i))
 		}
 		v.Set(out)
 	case reflect.Map:
-		if v.Type().Elem().Kind() == reflect.Struct || v.Type().Elem().Kind() == reflect.Pointer {
-			d.decodeStructMap(node, v, path)
+		if v.Type().Key().Kind() != reflect.String {
+			d.leaf(node, v, path)
 			return
 		}
-		d.leaf(node, v, path)
+		d.decodeMap(node, v, path)
+	case reflect.Interface:
+		if val := d.value(node, path); val != nil {
+			v.Set(reflect.ValueOf(val))
+		}
 	default:
 		d.leaf(node, v, path)
 	}
@@ -143,8 +152,9 @@ func (d *decoder) leaf(node ast.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {
-	pairs, ok := mappingPairs(node)
+	pairs, ok := d.pairs(node, path)
 	if !ok {
+		d.bad[path] = true
 		d.errorf(node, "", "%s: want a mapping of keys, got %s", label(path), describe(node))
 		return
 	}
@@ -152,6 +162,9 @@ func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {
 	seen := map[string]bool{}
 	for _, kv := range pairs {
 		key := keyString(kv.Key)
+		if path == "" && strings.HasPrefix(key, ExtensionPrefix) {
+			continue // x-shared: &base {...}: a place for anchors, read by nothing
+		}
 		child := join(path, key)
 		d.keys[child] = kv.Key
 		if seen[key] {
@@ -162,6 +175,7 @@ func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {
 		idx, ok := fields[key]
 		if !ok {
 			hint := hintFor(key, fields)
+			d.unknown[path] = true
 			if near := diag.Nearest(key, mapNames(fields)); near != "" {
 				d.bad[join(path, near)] = true // "concurrency:" was meant: do not also say it is missing
 			}
@@ -172,9 +186,12 @@ func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {
 	}
 }
 
-func (d *decoder) decodeStructMap(node ast.Node, v reflect.Value, path string) {
-	pairs, ok := mappingPairs(node)
+// decodeMap fills a map keyed by name (endpoints, tolerances, free-form extra), each value
+// decoded at its own path so it keeps its position.
+func (d *decoder) decodeMap(node ast.Node, v reflect.Value, path string) {
+	pairs, ok := d.pairs(node, path)
 	if !ok {
+		d.bad[path] = true
 		d.errorf(node, "", "%s: want a mapping of names, got %s", label(path), describe(node))
 		return
 	}
@@ -183,13 +200,13 @@ func (d *decoder) decodeStructMap(node ast.Node, v reflect.Value, path string) {
 		key := keyString(kv.Key)
 		child := join(path, key)
 		d.keys[child] = kv.Key
-		if m.MapIndex(reflect.ValueOf(key)).IsValid() {
-			d.errorf(kv.Key, "", "%s: name %q appears twice", label(path), key)
+		if m.MapIndex(reflect.ValueOf(key).Convert(v.Type().Key())).IsValid() {
+			d.errorf(kv.Key, "remove one of the two", "%s: name %q appears twice", label(path), key)
 			continue
 		}
 		elem := reflect.New(v.Type().Elem()).Elem()
 		d.decode(kv.Value, elem, child)
-		m.SetMapIndex(reflect.ValueOf(key), elem)
+		m.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), elem)
 	}
 	v.Set(m)
 }
@@ -295,7 +312,7 @@ func describe(n ast.Node) string {
 		return "a block string"
 	case *ast.IntegerNode:
 		return "the integer " + v.GetToken().Value
-	case *ast.FloatNode:
+	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
 		return "the number " + v.GetToken().Value
 	case *ast.BoolNode:
 		return "the boolean " + v.GetToken().Value
@@ -311,6 +328,8 @@ func describe(n ast.Node) string {
 	}
 	return strings.ToLower(n.Type().String())
 }
+
+func indexPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
 func join(path, key string) string {
 	if path == "" {

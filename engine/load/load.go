@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/schema"
 )
@@ -67,11 +68,21 @@ type Options struct {
 	Lookup func(string) (string, bool) // environment for ${VAR}; default os.LookupEnv
 }
 
+// ReadSource reads a campaign file for loading: a regular file only, and never more than one
+// byte past MaxFileBytes (Bytes then reports the oversized file with a position).
+func ReadSource(path string) ([]byte, error) {
+	src, err := bounded.Prefix("campaign file", path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read campaign: %w", err)
+	}
+	return src, nil
+}
+
 // File loads and validates a campaign file.
 func File(path string, reg *engine.Registry, opts Options) (*Campaign, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadSource(path)
 	if err != nil {
-		return nil, fmt.Errorf("read campaign %s: %w", path, err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -88,7 +99,7 @@ func Bytes(name, baseDir string, src []byte, reg *engine.Registry, opts Options)
 	}
 	var diags diag.List
 	d := newDecoder(name, &diags)
-	root, ok := parse(name, src, &diags)
+	root, ok := parse(d, name, src, &diags)
 	if !ok {
 		return nil, diags
 	}
@@ -105,9 +116,17 @@ func Bytes(name, baseDir string, src []byte, reg *engine.Registry, opts Options)
 	return c, nil
 }
 
-// parse turns source into the document body, reporting syntax errors with positions.
-func parse(name string, src []byte, diags *diag.List) (ast.Node, bool) {
-	f, err := parser.ParseBytes(src, 0)
+// parse turns source into the document body, reporting syntax errors with positions. Size
+// and nesting are bounded before the parser runs (it is superlinear in depth), aliases after.
+func parse(d *decoder, name string, src []byte, diags *diag.List) (ast.Node, bool) {
+	if !checkSize(name, src, diags) {
+		return nil, false
+	}
+	toks, ok := tokenize(name, string(src), diags)
+	if !ok {
+		return nil, false
+	}
+	f, err := parser.Parse(toks, 0)
 	if err != nil {
 		line, col, msg := 0, 0, err.Error()
 		if yerr, ok := err.(yaml.Error); ok {
@@ -126,5 +145,6 @@ func parse(name string, src []byte, diags *diag.List) (ast.Node, bool) {
 		diags.Add(name, line, col, "split campaigns into separate files", "a campaign file holds one YAML document")
 		return nil, false
 	}
-	return f.Docs[0].Body, true
+	body := f.Docs[0].Body
+	return body, d.resolveAliases(body)
 }

@@ -125,7 +125,7 @@ func TestBadInputs(t *testing.T) {
 		{"slug with slash", "version: 1\ncampaign: ../etc\nendpoints:\n  main: {url: \"sim://\", model: m}\ncells: []\n", "not a valid slug", 2},
 		{"cell id is a path", head + "cells:\n  - {id: ../x, workload: {}, concurrencies: [1]}\n", "not a valid id", 6},
 		{"duplicate cell id", head + "cells:\n  - {id: a, workload: {}, concurrencies: [1]}\n  - {id: a, workload: {}, concurrencies: [1]}\n", "used twice", 7},
-		{"zero concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [0]}\n", "must be positive", 6},
+		{"zero concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [0]}\n", "cells[0].concurrencies[0] must be between 1 and 100000, got 0", 6},
 		{"duplicate concurrency", head + "cells:\n  - {id: a, workload: {}, concurrencies: [8, 8]}\n", "appears twice", 6},
 		{"bad requests_per_point", head + "cells:\n  - {id: a, workload: {}, concurrencies: [1], requests_per_point: 3y}\n", "requests_per_point", 6},
 		{"unknown endpoint", head + "cells:\n  - {id: a, endpoint: mian, workload: {}, concurrencies: [1]}\n", "not defined", 6},
@@ -169,6 +169,12 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("version: 1\ncampaign: x\ncells: [{id: a, concurrencies: [1]}]\npipeline: [{id: p, kind: exec, foreach: point, with: {command: [true]}}]\n"))
 	f.Add([]byte("&a [*a]"))
+	// hostile shapes: merge keys, aliases that multiply, deep nesting, NaN, huge numbers
+	f.Add([]byte(base + "x-c: &c {workload: {}, concurrencies: [1]}\ncells2: [{<<: *c, id: b}]\n"))
+	f.Add([]byte(base + "x-a: &a [x, x, x]\nx-b: &b [*a, *a, *a]\nx-c: [*b, *b, *b]\n"))
+	f.Add([]byte(base + "x-d: [[[[[[[[[[{a: {b: [1]}}]]]]]]]]]]\n"))
+	f.Add([]byte(base + "settle: {settle_s: .nan}\ndefaults: {gpus: -3}\n"))
+	f.Add([]byte("version: 1\ncampaign: c\ncells: [{id: a, concurrencies: [4000000000], requests_per_point: 9999999999x}]\n"))
 	reg := testRegistry(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		c, err := Bytes("f.yaml", ".", src, reg, Options{Lookup: func(string) (string, bool) { return "", false }})

@@ -97,6 +97,9 @@ func (v *validator) params(step *Step, p string) {
 				sub.decode(n, reflect.ValueOf(params).Elem(), withPath)
 			}
 		}
+		if len(*v.d.diags) == problems {
+			v.tags(reflect.ValueOf(params).Elem(), withPath)
+		}
 		step.Params = params
 	}
 	if step.Kind.Check != nil && len(*v.d.diags) == problems {
@@ -145,9 +148,12 @@ func (v *validator) gates() {
 	seen := map[string]bool{}
 	for i, g := range s.Gates {
 		p := fmt.Sprintf("gates[%d]", i)
-		if g.ID == "" {
-			v.at(p, false, "", "gate %d has no id", i+1)
-		} else if seen[g.ID] {
+		switch {
+		case g.ID == "":
+			if v.missing(p, "id") {
+				v.at(p, false, "", "gate %d has no id", i+1)
+			}
+		case seen[g.ID]:
 			v.at(p+".id", false, "", "gate id %q is used twice", g.ID)
 		}
 		seen[g.ID] = true
@@ -167,6 +173,9 @@ func (v *validator) gates() {
 			continue
 		}
 		if strings.TrimSpace(g.Rule) == "" {
+			if !v.missing(p, "rule") {
+				continue
+			}
 			v.at(p, false, "rule: num_prompts >= 2 * concurrency", "gate %s has no rule", g.ID)
 			continue
 		}

@@ -6,18 +6,18 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
-	"github.com/robfig/cron/v3"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/redact"
+	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -35,14 +35,34 @@ type validator struct {
 // at reports a problem at a decoder path (the value; the key when keyPos), falling back to the
 // nearest enclosing path that has a node.
 func (v *validator) at(path string, keyPos bool, hint, format string, args ...any) {
-	if v.d.bad[path] {
-		return // already reported where it failed to decode, or misspelt
+	if v.bad(path) {
+		return // already reported where it (or what holds it) failed to decode, or misspelt
 	}
 	n := v.node(path, keyPos)
 	if v.d.badNode[n] {
 		return
 	}
 	v.d.errorf(n, hint, format, args...)
+}
+
+// missing reports whether a required key absent from the mapping at path may be reported: not
+// when the mapping failed to decode, nor when it holds an unknown key (a misspelling of the
+// missing one is the one mistake, already reported).
+func (v *validator) missing(path, key string) bool {
+	return !v.bad(join(path, key)) && !v.d.unknown[path]
+}
+
+// bad reports whether path or a path holding it failed to decode: a check there would only
+// repeat that mistake as a second, cascaded problem.
+func (v *validator) bad(path string) bool {
+	for p := path; ; p = parent(p) {
+		if v.d.bad[p] {
+			return true
+		}
+		if p == "" {
+			return false
+		}
+	}
 }
 
 func (v *validator) node(path string, keyPos bool) ast.Node {
@@ -72,70 +92,18 @@ func parent(p string) string {
 
 func (v *validator) run() {
 	s := v.c.Spec
-	if s.Version != 1 {
-		v.at("version", false, "write `version: 1` at the top of the file", "version must be 1, got %d", s.Version)
-	}
 	if !Slug.MatchString(s.Campaign) {
 		v.at("campaign", false, "use lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", "campaign slug %q is not a valid slug", s.Campaign)
 	}
 	if s.Kind == "" {
 		s.Kind = "throughput"
 	}
-	v.enums(reflect.ValueOf(s).Elem(), "")
+	v.tags(reflect.ValueOf(s).Elem(), "")
 	v.endpoints()
 	v.cells()
 	v.schedule()
 	v.pipeline()
 	v.gates()
-}
-
-// enums checks every `enum` struct tag against the decoded values, the same tags the JSON
-// Schema is generated from.
-func (v *validator) enums(val reflect.Value, path string) {
-	switch val.Kind() {
-	case reflect.Pointer:
-		if !val.IsNil() {
-			v.enums(val.Elem(), path)
-		}
-	case reflect.Slice:
-		for i := range val.Len() {
-			v.enums(val.Index(i), fmt.Sprintf("%s[%d]", path, i))
-		}
-	case reflect.Map:
-		if val.Type().Key().Kind() != reflect.String {
-			return
-		}
-		for _, k := range val.MapKeys() {
-			v.enums(val.MapIndex(k), join(path, k.String()))
-		}
-	case reflect.Struct:
-		t := val.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if strings.Contains(opts, "inline") {
-				v.enums(val.Field(i), path)
-				continue
-			}
-			child := join(path, name)
-			if e := f.Tag.Get("enum"); e != "" && f.Type.Kind() == reflect.String {
-				got := val.Field(i).String()
-				allowed := strings.Split(e, ",")
-				if got != "" && !slices.Contains(allowed, got) {
-					hint := diag.DidYouMean(got, allowed)
-					if hint == "" {
-						hint = "one of: " + strings.Join(allowed, ", ")
-					}
-					v.at(child, false, hint, "%s: %q is not one of %s", child, got, strings.Join(allowed, ", "))
-				}
-				continue
-			}
-			v.enums(val.Field(i), child)
-		}
-	}
 }
 
 func (v *validator) endpoints() {
@@ -147,24 +115,24 @@ func (v *validator) endpoints() {
 	for _, name := range names {
 		ep := v.c.Spec.Endpoints[name]
 		p := "endpoints." + name
+		for _, u := range []string{ep.URL, ep.MetricsURL, ep.DCGMURL} {
+			redact.URLSecrets(u) // a ${PW} expanded into userinfo is masked wherever it turns up
+		}
 		if !Slug.MatchString(name) {
 			v.at(p, true, "use lower-case letters, digits, '.', '_' and '-'", "endpoint name %q is not a valid name", name)
 		}
 		u, err := url.Parse(ep.URL)
 		switch {
-		case ep.URL == "":
+		case ep.URL == "" && v.missing(p, "url"):
 			v.at(p, true, "url: http://host:8000, or sim:// for the built-in simulator", "endpoint %s has no url", name)
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "sim"):
+		case ep.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "sim")):
 			v.at(p+".url", false, "write http://host:port, https://host, or sim://", "endpoint %s: url %q is not an http(s):// or sim:// URL", name, ep.URL)
 		}
-		if ep.Model == "" {
+		if ep.Model == "" && v.missing(p, "model") {
 			v.at(p, true, "model: the served model name, as /v1/models lists it", "endpoint %s has no model", name)
 		}
 		if ep.APIKeyEnv != "" && !envName.MatchString(ep.APIKeyEnv) {
 			v.at(p+".api_key_env", false, "name the environment variable that holds the key, e.g. INFERENCE_API_KEY; never the key itself", "api_key_env %q is not an environment variable name", ep.APIKeyEnv)
-		}
-		if ep.TimeoutS < 0 {
-			v.at(p+".request_timeout_s", false, "", "request_timeout_s must not be negative")
 		}
 	}
 }
@@ -176,9 +144,9 @@ func (v *validator) cells() {
 		cell := &s.Cells[i]
 		p := fmt.Sprintf("cells[%d]", i)
 		switch {
-		case cell.ID == "":
+		case cell.ID == "" && v.missing(p, "id"):
 			v.at(p, false, "give every cell an id such as aa-1k", "cell %d has no id", i+1)
-		case !Slug.MatchString(cell.ID):
+		case cell.ID != "" && !Slug.MatchString(cell.ID):
 			v.at(p+".id", false, "use lower-case letters, digits, '.', '_' and '-'; an id is never a path", "cell id %q is not a valid id", cell.ID)
 		}
 		if j, dup := seen[cell.ID]; dup && cell.ID != "" {
@@ -186,28 +154,26 @@ func (v *validator) cells() {
 		}
 		seen[cell.ID] = i
 		v.cellEndpoint(cell, p)
-		if len(cell.Concurrencies) == 0 && !v.d.bad[p+".concurrencies"] {
+		if len(cell.Concurrencies) == 0 && v.missing(p, "concurrencies") {
 			v.at(p, false, "concurrencies: [1, 8, 32]", "cell %s has no concurrencies", cell.ID)
 		}
 		dupc := map[int]bool{}
 		for j, c := range cell.Concurrencies {
 			cp := fmt.Sprintf("%s.concurrencies[%d]", p, j)
-			if c <= 0 && !v.d.bad[cp] {
-				v.at(cp, false, "", "concurrency must be positive, got %d", c)
-			}
 			if dupc[c] {
 				v.at(cp, false, "each concurrency is one point; list it once", "concurrency %d appears twice", c)
 			}
 			dupc[c] = true
 		}
-		if cell.WarmupRequests < 0 {
-			v.at(p+".warmup_requests", false, "", "warmup_requests must not be negative")
-		}
+		v.requests(cell, p)
 		merge(cell, s)
 	}
 }
 
 func (v *validator) cellEndpoint(cell *schema.Cell, p string) {
+	if v.bad("endpoints") {
+		return // the endpoints block itself is wrong: saying each cell lacks one would cascade
+	}
 	eps := v.c.Spec.Endpoints
 	if cell.Endpoint == "" {
 		if len(eps) == 1 {
@@ -238,16 +204,14 @@ func (v *validator) schedule() {
 	if sc == nil {
 		return
 	}
-	if _, err := cron.ParseStandard(sc.Cron); err != nil {
-		v.at("schedule.cron", false, "five fields: minute hour day-of-month month day-of-week, e.g. \"0 3 * * 1\"", "schedule.cron %q: %v", sc.Cron, err)
-	}
 	if sc.Timezone != "" {
 		if _, err := time.LoadLocation(sc.Timezone); err != nil {
 			v.at("schedule.timezone", false, "an IANA zone such as Europe/Berlin or UTC", "schedule.timezone %q is not a known time zone", sc.Timezone)
+			return
 		}
 	}
-	if sc.CatchupMax < 0 {
-		v.at("schedule.catchup_max", false, "", "catchup_max must not be negative")
+	if _, _, err := schedule.ParseCron(sc.Cron, sc.Timezone, time.Now()); err != nil {
+		v.at("schedule.cron", false, "five fields: minute hour day-of-month month day-of-week, e.g. \"0 3 * * 1\"; the zone in timezone:", "schedule.cron %q: %v", sc.Cron, err)
 	}
 	if sc.OnRed != nil && len(sc.OnRed.Command) == 0 {
 		v.at("schedule.on_red", false, "command: [program, arg, ...]", "schedule.on_red has no command")

@@ -30,6 +30,7 @@ type Node struct {
 	Deps     []Dep        // in plan order
 	Order    int          // position in the topological order
 	Skip     string       // non-empty: `when:` is false, with the reason
+	CondErr  string       // non-empty: `when:` could not be evaluated; the node fails with this
 }
 
 // Dep is an edge into a node: data edges feed results and fingerprints; order edges only
@@ -368,7 +369,8 @@ func edgeStyle(data bool) func(*graph.EdgeProperties) {
 	return graph.EdgeAttribute("style", "dashed")
 }
 
-// conditions evaluates `when:` for every node of a conditional step.
+// conditions evaluates `when:` for every node of a conditional step. A rule that errors
+// (a budget stop, a failed conversion) is not a false one: the node must fail, not be skipped.
 func (p *Plan) conditions() {
 	c := p.Campaign.Spec
 	for _, n := range p.Nodes {
@@ -378,7 +380,7 @@ func (p *Plan) conditions() {
 		ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Conc, n.Step.ID))
 		switch {
 		case err != nil:
-			n.Skip = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)
+			n.CondErr = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)
 		case !ok:
 			n.Skip = fmt.Sprintf("when %q is false", n.Step.PipelineStep.When)
 		}

@@ -124,6 +124,22 @@ func TestWhenSkips(t *testing.T) {
 	}
 }
 
+// A `when:` that errors is not a false one: the node carries the error (and fails), it is not
+// skipped.
+func TestWhenErrorFailsTheNode(t *testing.T) {
+	p := compile(t, enginetest.Campaign(1, 1, `pipeline:
+  - {id: hostile, kind: step, when: 'len(repeat("a", 2000000)) > 0'}
+  - {id: fine, kind: step, when: "len(cells) > 1"}
+`))
+	hostile, _ := p.Node("hostile")
+	if hostile.Skip != "" || !strings.Contains(hostile.CondErr, "rule_budget_exceeded") {
+		t.Fatalf("hostile when: skip %q, error %q; want the budget error and no skip", hostile.Skip, hostile.CondErr)
+	}
+	if fine, _ := p.Node("fine"); fine.CondErr != "" || fine.Skip == "" {
+		t.Fatalf("false when: skip %q, error %q", fine.Skip, fine.CondErr)
+	}
+}
+
 // A 40-cell × 6-concurrency campaign compiles and its DOT parses as DOT.
 func TestFortyCellsDOTParses(t *testing.T) {
 	p := compile(t, enginetest.Campaign(40, 6, ""))

@@ -19,6 +19,7 @@ const (
 	ActRun    = "run"
 	ActReuse  = "reuse"
 	ActSkip   = "skip"   // `when:` is false
+	ActFail   = "fail"   // `when:` could not be evaluated: the node fails with the rule's error
 	ActIgnore = "ignore" // outside --only
 	ActBlock  = "block"  // acts on a pass, and a fail verdict stands on a node it reads from
 )
@@ -68,6 +69,9 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 		switch {
 		case n.Skip != "":
 			d.Action, d.Reasons = ActSkip, []string{n.Skip}
+			continue
+		case n.CondErr != "":
+			d.Action, d.Reasons = ActFail, []string{n.CondErr}
 			continue
 		case selected != nil && !selected[n.ID]:
 			d.Action, d.Reasons = ActIgnore, []string{"not selected by --only"}

@@ -52,6 +52,12 @@ func (w *walk) dispatch(n *plan.Node) {
 		w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Reason: res.Reason})
 		w.finish(n, res)
 		return
+	case ActFail: // never started (like blocked), but failed: the campaign fails with the rule's error
+		res.Outcome, res.Reason = OutFailed, strings.Join(d.Reasons, "; ")
+		w.saveOutcome(n, checkpoint.Failed, res.Reason)
+		w.emit(events.Event{Type: events.NodeSkipped, Node: n.ID, Kind: res.Kind, Status: res.Outcome, Reason: res.Reason})
+		w.finish(n, res)
+		return
 	}
 	if w.ctx.Err() != nil {
 		res.Outcome = OutPending // interrupted before it could start

@@ -130,15 +130,14 @@ func compile(j Job) (*compiled, error) {
 		return nil, fmt.Errorf("%s: campaign %q cannot name a state file: want [a-z0-9._-]", j.File, j.Name)
 	}
 	sc := j.Schedule
-	spec, err := cron.ParseStandard(sc.Cron)
-	if err != nil {
-		return nil, fmt.Errorf("%s: schedule.cron %q: %w (five fields: minute hour day-of-month month day-of-week)", j.File, sc.Cron, err)
-	}
-	loc := time.UTC
 	if sc.Timezone != "" {
-		if loc, err = time.LoadLocation(sc.Timezone); err != nil {
+		if _, err := time.LoadLocation(sc.Timezone); err != nil {
 			return nil, fmt.Errorf("%s: schedule.timezone %q is not an IANA zone (e.g. Europe/Berlin): %w", j.File, sc.Timezone, err)
 		}
+	}
+	spec, loc, err := ParseCron(sc.Cron, sc.Timezone, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("%s: schedule.cron %q: %w", j.File, sc.Cron, err)
 	}
 	c := &compiled{Job: j, spec: spec, loc: loc, overlap: sc.Overlap, catchupMax: sc.CatchupMax}
 	switch c.overlap {

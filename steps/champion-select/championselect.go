@@ -35,8 +35,8 @@ var Kind = engine.Kind{
 // Params are champion-select's `with:`; zero values take steps/analysis/champion's defaults.
 type Params struct {
 	FocusMetric string  `yaml:"focus_metric,omitempty" json:"focus_metric,omitempty" doc:"atlas metric to maximise (default output_tok_s_per_gpu)"`
-	TPOTSLOMs   float64 `yaml:"tpot_slo_ms,omitempty" json:"tpot_slo_ms,omitempty" doc:"a point counts only when its TPOT (ITL avg) is at or under this, in ms (default 50)"`
-	TopX        int     `yaml:"top_x,omitempty" json:"top_x,omitempty" doc:"variant arms reported beside the baseline (default 3)"`
+	TPOTSLOMs   float64 `yaml:"tpot_slo_ms,omitempty" json:"tpot_slo_ms,omitempty" range:"0,60000" doc:"a point counts only when its TPOT (ITL avg) is at or under this, in ms (default 50)"`
+	TopX        int     `yaml:"top_x,omitempty" json:"top_x,omitempty" range:"0,100" doc:"variant arms reported beside the baseline (default 3)"`
 }
 
 // Result is what gates on champion-select read, e.g. `champion != "" and delta_pct >= 0`.
@@ -98,12 +98,6 @@ func check(c *schema.Campaign, step *schema.PipelineStep, params any) []error {
 	}
 	if p.FocusMetric != "" && !slices.Contains(champion.FocusMetrics(), p.FocusMetric) {
 		add(with+".focus_metric", "one of "+strings.Join(champion.FocusMetrics(), ", "), "step %s: focus_metric %q is not a metric champion-select ranks by", step.ID, p.FocusMetric)
-	}
-	if p.TPOTSLOMs < 0 {
-		add(with+".tpot_slo_ms", "a TPOT ceiling in ms, e.g. 50", "step %s: tpot_slo_ms must be positive, got %g", step.ID, p.TPOTSLOMs)
-	}
-	if p.TopX < 0 {
-		add(with+".top_x", "how many variant arms to report beside the baseline, e.g. 3", "step %s: top_x must be positive, got %d", step.ID, p.TopX)
 	}
 	if self >= 0 && !needsKind(c, self, "aggregate") {
 		add(fmt.Sprintf("pipeline[%d].needs", self), "add the aggregate step's id to needs", "step %s reads atlas.jsonl, but does not need an aggregate step", step.ID)

@@ -114,8 +114,8 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		line            int
 	}{
 		{"focus metric", campaign(", with: {focus_metric: ttft}"), `focus_metric "ttft" is not a metric`, 13},
-		{"negative slo", campaign(", with: {tpot_slo_ms: -5}"), "tpot_slo_ms must be positive", 13},
-		{"negative top_x", campaign(", with: {top_x: -1}"), "top_x must be positive", 13},
+		{"negative slo", campaign(", with: {tpot_slo_ms: -5}"), "with.tpot_slo_ms must be between 0 and 60000, got -5", 13},
+		{"negative top_x", campaign(", with: {top_x: -1}"), "with.top_x must be between 0 and 100, got -1", 13},
 		{"no aggregate needed", strings.Replace(campaign(""), "needs: [atlas]", "needs: []", 1), "does not need an aggregate step", 13},
 		{"no arms", strings.NewReplacer("arm: base, baseline: true, ", "", "arm: sgl, ", "", "arm: patch, ", "").Replace(campaign("")), "no cell has an arm", 7},
 		{"two baselines", strings.Replace(campaign(""), "arm: sgl,", "arm: sgl, baseline: true,", 1), "arm base is the baseline already", 8},

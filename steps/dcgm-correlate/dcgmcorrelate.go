@@ -9,7 +9,6 @@ package dcgmcorrelate
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -45,12 +44,14 @@ var Kind = engine.Kind{
 
 // Params are dcgm-correlate's `with:`.
 type Params struct {
-	Source         string `yaml:"source,omitempty" json:"source,omitempty" enum:"frozen,prometheus,exporter" doc:"frozen, prometheus or exporter (default: exporter when the endpoint has dcgm_url or is sim://)"`
-	File           string `yaml:"file,omitempty" json:"file,omitempty" doc:"dcgm_frozen_v1 YAML relative to the campaign file; {cell} is replaced by the cell id"`
-	URL            string `yaml:"url,omitempty" json:"url,omitempty" doc:"Prometheus base URL, e.g. http://prometheus:9090"`
-	Matcher        string `yaml:"matcher,omitempty" json:"matcher,omitempty" doc:"extra PromQL label matchers without braces, e.g. pod=~\"vllm-.*\""`
-	Host           string `yaml:"host,omitempty" json:"host,omitempty" doc:"node whose GPUs Prometheus is asked for (Hostname/hostname label)"`
-	BearerTokenEnv string `yaml:"bearer_token_env,omitempty" json:"bearer_token_env,omitempty" doc:"environment variable holding a bearer token for Prometheus; the token is never written anywhere"`
+	Source string `yaml:"source,omitempty" json:"source,omitempty" enum:"frozen,prometheus,exporter" doc:"frozen, prometheus or exporter (default: exporter when the endpoint has dcgm_url or is sim://)"`
+	File   string `yaml:"file,omitempty" json:"file,omitempty" doc:"dcgm_frozen_v1 YAML relative to the campaign file, inside its directory; {cell} is replaced by the cell id"`
+	// AllowOutsideCampaign opts into a frozen file outside the campaign file's directory tree.
+	AllowOutsideCampaign bool   `yaml:"allow_outside_campaign,omitempty" json:"allow_outside_campaign,omitempty" doc:"read file: even when it lies outside the campaign file's directory (an absolute path or ../); its text is then never echoed into records or errors"`
+	URL                  string `yaml:"url,omitempty" json:"url,omitempty" doc:"Prometheus base URL, e.g. http://prometheus:9090"`
+	Matcher              string `yaml:"matcher,omitempty" json:"matcher,omitempty" doc:"extra PromQL label matchers without braces, e.g. pod=~\"vllm-.*\""`
+	Host                 string `yaml:"host,omitempty" json:"host,omitempty" doc:"node whose GPUs Prometheus is asked for (Hostname/hostname label)"`
+	BearerTokenEnv       string `yaml:"bearer_token_env,omitempty" json:"bearer_token_env,omitempty" doc:"environment variable holding a bearer token for Prometheus; the token is never written anywhere"`
 }
 
 // Result is what gates on dcgm-correlate read, e.g. `dcgm_grounded` or `sol_rigor == "L3"`.
@@ -123,7 +124,7 @@ func inputs(t *engine.Task) any {
 		in.EndpointURL, in.DCGMURL = t.Endpoint.URL, t.Endpoint.DCGMURL
 	}
 	if defaultSource(p, t.Endpoint) == SourceFrozen && t.Cell != nil {
-		in.Frozen = digestFile(frozenPath(t.BaseDir, p.File, t.Cell.ID))
+		in.Frozen = digestFrozen(t.BaseDir, p, t.Cell.ID)
 	}
 	return in
 }
@@ -172,6 +173,9 @@ func check(c *schema.Campaign, step *schema.PipelineStep, params any) []error {
 	case SourceFrozen:
 		if p.File == "" {
 			add("file", "e.g. file: dcgm/{cell}.yaml (a dcgm_frozen_v1 file per cell)", "step %s: source frozen needs file:", step.ID)
+		} else if !inside(frozenFile(p.File, "cell")) && !p.AllowOutsideCampaign {
+			add("file", "copy the capture beside the campaign file (e.g. dcgm/{cell}.yaml), or opt in with allow_outside_campaign: true",
+				"step %s: file %s lies outside the campaign file's directory", step.ID, p.File)
 		} else if len(c.Cells) > 1 && step.When == "" && !strings.Contains(p.File, CellPlaceholder) {
 			add("file", "write file: dcgm/{cell}.yaml so each cell reads its own capture, or restrict the step with when:",
 				"step %s: all %d cells would read the same frozen file %s, but a dcgm_frozen_v1 file describes one cell's points", step.ID, len(c.Cells), p.File)
@@ -188,13 +192,4 @@ func check(c *schema.Campaign, step *schema.PipelineStep, params any) []error {
 		add("source", "url, matcher, host and bearer_token_env belong to source: prometheus", "step %s: Prometheus settings given, but the source is %s", step.ID, src)
 	}
 	return errs
-}
-
-// digestFile names a file's size and content hash for the fingerprint, or why it is unreadable.
-func digestFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	return fmt.Sprintf("%d:%s", len(b), campaigndir.Digest(b))
 }

@@ -227,7 +227,7 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		name, src, want string
 		line            int
 	}{
-		{"unknown source", campaign("", `, with: {source: dcgmi}`), `source "dcgmi" is not one of frozen, prometheus, exporter`, 10},
+		{"unknown source", campaign("", `, with: {source: dcgmi}`), `with.source: "dcgmi" is not one of frozen, prometheus, exporter`, 10},
 		{"frozen without file", campaign("", `, with: {source: frozen}`), "source frozen needs file:", 10},
 		{"prometheus without url", campaign("", `, with: {source: prometheus}`), "source prometheus needs url:", 10},
 		{"prometheus bad url", campaign("", `, with: {url: "prometheus:9090"}`), "an http(s) base URL", 10},

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
 )
 
@@ -18,11 +19,12 @@ import (
 func openSource(_ context.Context, t *engine.Task, p *Params, source string, points []Point, res *Result, log io.Writer) (dcgm.Source, error) {
 	switch source {
 	case SourceFrozen:
-		return dcgm.LoadFrozen(frozenPath(t.BaseDir, p.File, t.Cell.ID))
+		return loadFrozen(t.BaseDir, p, t.Cell.ID)
 	case SourcePrometheus:
 		src := &dcgm.PrometheusSource{URL: p.URL, Host: p.Host, Matcher: p.Matcher}
 		if p.BearerTokenEnv != "" {
 			src.BearerToken = os.Getenv(p.BearerTokenEnv)
+			redact.Secret(src.BearerToken)
 			if src.BearerToken == "" {
 				return nil, fmt.Errorf("with.bearer_token_env: environment variable %s is not set (export the Prometheus token there)", p.BearerTokenEnv)
 			}

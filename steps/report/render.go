@@ -14,6 +14,8 @@ import (
 	"github.com/johnfercher/maroto/v2/pkg/consts/pagesize"
 	"github.com/johnfercher/maroto/v2/pkg/props"
 	"github.com/phpdave11/gofpdf"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // Render writes the report of in to outPath as a PDF, atomically: a temp file in the same
@@ -116,12 +118,13 @@ func redactor(in Input) func(string) string {
 		for _, sec := range secrets {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
-		return s
+		return redact.String(s)
 	}
 }
 
 // safeURL drops any password and query string from a URL shown in the report.
 func safeURL(raw string) string {
+	raw = redact.URL(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		if i := strings.IndexAny(raw, "?#"); i >= 0 {

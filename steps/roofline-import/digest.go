@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/perfdag/perfdag/steps/analysis/roofline"
 )
 
 // DigestBundle hashes every regular file of a bundle directory — its relative name, size and
@@ -72,7 +74,9 @@ func DigestFile(path string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// hashFile adds one file's name, size and content to h.
+// hashFile adds one file's name, size and content to h. A file past the import's read limit
+// is hashed by name, size and modification time only: the import refuses it anyway, and the
+// fingerprint must not read gigabytes to say so.
 func hashFile(h io.Writer, name string, f *os.File) error {
 	st, err := f.Stat()
 	if err != nil {
@@ -82,6 +86,10 @@ func hashFile(h io.Writer, name string, f *os.File) error {
 		return nil
 	}
 	fmt.Fprintf(h, "file %s %d\n", filepath.ToSlash(name), st.Size())
+	if st.Size() > roofline.MaxBundleFileBytes {
+		fmt.Fprintf(h, "too large, modified %d\n", st.ModTime().UnixNano())
+		return nil
+	}
 	if _, err := io.Copy(h, f); err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}

@@ -154,9 +154,9 @@ func TestCheckRejectsBadParams(t *testing.T) {
 	}{
 		{"no bundle", "  - {id: r, kind: roofline-import, with: {hardware: H100}}\n", "with.bundle is required", 9},
 		{"unknown hardware", "  - {id: r, kind: roofline-import, with: {bundle: b, hardware: H900}}\n", `hardware "H900" is not in the GPU catalog`, 9},
-		{"negative tp", "  - {id: r, kind: roofline-import, with: {bundle: b, tensor_parallel: -4}}\n", "tensor_parallel must be positive", 9},
+		{"negative tp", "  - {id: r, kind: roofline-import, with: {bundle: b, tensor_parallel: -4}}\n", "with.tensor_parallel must be between 0 and 1024, got -4", 9},
 		{"unknown quant", "  - {id: r, kind: roofline-import, with: {bundle: b, quant: INT3}}\n", "quant:", 9},
-		{"cache mode", "  - {id: r, kind: roofline-import, with: {bundle: b, cache_mode: hot}}\n", `cache_mode "hot" is not one of warm, cold`, 9},
+		{"cache mode", "  - {id: r, kind: roofline-import, with: {bundle: b, cache_mode: hot}}\n", `with.cache_mode: "hot" is not one of warm, cold`, 9},
 		{"bad id", "  - {id: r, kind: roofline-import, with: {bundle: b, id: Bad_ID}}\n", `id "Bad_ID" is not a valid id`, 9},
 		{"id equal to a cell id is fine", "  - {id: r, kind: roofline-import, with: {bundle: b, id: a}}\n  - {id: s, kind: exec, with: {command: [\"true\"]}}\n", "", 0},
 		{"duplicate ids", "  - {id: r, kind: roofline-import, with: {bundle: b, id: x}}\n  - {id: s, kind: roofline-import, with: {bundle: c, id: x}}\n", `both import as "x"`, 9},

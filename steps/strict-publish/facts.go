@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
@@ -204,7 +205,7 @@ func campaignRow(c *schema.Campaign, ev *Evidence, created string, strict bool, 
 		row.Engine = or(s.Engine, row.Engine)
 		row.EngineVersion = or(s.EngineVersion, row.EngineVersion)
 		row.Delivery = or(s.Delivery, row.Delivery)
-		row.Commit, row.Patch, row.SourceURL = s.Commit, s.Patch, s.URL
+		row.Commit, row.Patch, row.SourceURL = s.Commit, s.Patch, redact.URL(s.URL)
 	}
 	return row
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
@@ -283,7 +284,7 @@ func Band(tokens int) string {
 
 // safeURL drops credentials, query and fragment from an endpoint URL before it is recorded.
 func safeURL(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(redact.URL(raw))
 	if err != nil {
 		return ""
 	}

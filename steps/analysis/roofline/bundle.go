@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -223,9 +223,14 @@ func positiveFloat(at, field string, v *float64) error {
 	return nil
 }
 
+// MaxBundleFileBytes bounds each JSON file of a roofline bundle (and the model's config.json):
+// sweeps and per-point DCGM are kilobytes to a few megabytes; a larger file, or a device, is
+// refused before it is read.
+const MaxBundleFileBytes = 32 << 20
+
 // decodeStrict reads one JSON file, rejecting unknown fields; a missing file names itself.
 func decodeStrict(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile("roofline bundle file", path, MaxBundleFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("roofline bundle: %s: missing file", path)
 	}

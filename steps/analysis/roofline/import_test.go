@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
@@ -230,5 +233,44 @@ func TestImportModelConfigAndKVOverride(t *testing.T) {
 	if _, err := Import(context.Background(), t.TempDir(), exampleBundle, Options{Campaign: "camp", ID: "x", KVCacheDtype: "int3"}); err == nil ||
 		!strings.Contains(err.Error(), "kv_cache_dtype") {
 		t.Errorf("bad kv dtype: %v", err)
+	}
+}
+
+// Every bundle file is read only when regular and at most MaxBundleFileBytes.
+func TestImportBoundedFiles(t *testing.T) {
+	pad := func(t *testing.T, path string, size int) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, strings.Repeat(" ", size-len(b))...) // JSON allows trailing whitespace
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		corrupt func(t *testing.T, b string)
+		want    error // nil: imports
+	}{
+		{"decode.json at the limit", func(t *testing.T, b string) { pad(t, filepath.Join(b, DecodeFile), MaxBundleFileBytes) }, nil},
+		{"decode.json one byte past", func(t *testing.T, b string) { pad(t, filepath.Join(b, DecodeFile), MaxBundleFileBytes+1) }, bounded.ErrTooLarge},
+		{"config.json past the limit", func(t *testing.T, b string) { pad(t, filepath.Join(b, ConfigFile), MaxBundleFileBytes+1) }, bounded.ErrTooLarge},
+		{"dcgm.json is a FIFO", func(t *testing.T, b string) {
+			os.Remove(filepath.Join(b, DCGMFile))
+			if err := syscall.Mkfifo(filepath.Join(b, DCGMFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, bounded.ErrNotRegular},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := copyBundle(t)
+			tt.corrupt(t, b)
+			_, err := Import(context.Background(), t.TempDir(), b, Options{Campaign: "camp", ID: "bounded"})
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Import: %v, want %v", err, tt.want)
+			}
+		})
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -62,7 +62,7 @@ func (c configFields) optional(def int, names ...string) (int, error) {
 // with its derived per-token figures. A missing required field is an error naming the file
 // and the field.
 func LoadShape(path string) (schema.ModelShape, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile("model config", path, MaxBundleFileBytes)
 	if err != nil {
 		return schema.ModelShape{}, fmt.Errorf("read model config: %w", err)
 	}

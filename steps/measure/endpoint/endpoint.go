@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -56,5 +57,7 @@ func APIKey(ep *schema.Endpoint) string {
 	if ep == nil || ep.APIKeyEnv == "" {
 		return ""
 	}
-	return os.Getenv(ep.APIKeyEnv)
+	key := os.Getenv(ep.APIKeyEnv)
+	redact.Secret(key) // masked in any text perfdag writes, should a server echo it
+	return key
 }

@@ -3,13 +3,33 @@ package workload
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
+
+// MaxDatasetBytes bounds a replay dataset: every prompt is held in memory with its token
+// count, so the file's size is the run's memory. 256 MiB is hundreds of thousands of aa-10k
+// prompts; a larger file, or a device such as /dev/zero, is refused before it is read.
+const MaxDatasetBytes = 256 << 20
+
+// readDataset parses a dataset of at most limit bytes; a device, FIFO or directory is refused
+// before it is opened for reading, and a larger file before a byte of it is read.
+func readDataset(path string, limit int64) ([]TraceEntry, error) {
+	const what = "workload.dataset"
+	f, st, err := bounded.Open(what, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > limit {
+		return nil, &bounded.Error{What: what, Path: path, Limit: limit, Err: bounded.ErrTooLarge}
+	}
+	return ReadTrace(bounded.LimitReader(f, what, path, limit), path)
+}
 
 // replay serves the prompts of a mooncake_trace file in file order, cycling. It is immutable
 // after openReplay and safe for concurrent use.
@@ -33,12 +53,7 @@ func (r *replay) Prompt(i int) (Prompt, error) {
 // Output budgets: forced (the workload's output_tokens) wins over the line's output_length,
 // which wins over defaultOut (the shape's answer length).
 func openReplay(ctx context.Context, path string, defaultOut int, forced bool) (*replay, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload.dataset: %w", err)
-	}
-	defer f.Close()
-	entries, err := ReadTrace(f, path)
+	entries, err := readDataset(path, MaxDatasetBytes)
 	if err != nil {
 		return nil, err
 	}

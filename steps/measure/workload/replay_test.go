@@ -2,11 +2,14 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
@@ -98,7 +101,7 @@ func TestReplayErrors(t *testing.T) {
 	}{
 		{schema.Workload{Mode: ModeReplay, Dataset: "noout.jsonl"}, filepath.Join(dir, "noout.jsonl") + ":3: output_length: missing, and the workload sets neither shape nor output_tokens"},
 		{schema.Workload{Mode: ModeReplay, Dataset: "lengths.jsonl", Shape: "aa-1k"}, filepath.Join(dir, "lengths.jsonl") + ":1: text_input: missing; replay sends real text"},
-		{schema.Workload{Mode: ModeReplay, Dataset: "absent.jsonl", Shape: "aa-1k"}, "workload.dataset: open " + filepath.Join(dir, "absent.jsonl")},
+		{schema.Workload{Mode: ModeReplay, Dataset: "absent.jsonl", Shape: "aa-1k"}, "workload.dataset: stat " + filepath.Join(dir, "absent.jsonl")},
 		{schema.Workload{Mode: ModeReplay, Dataset: "noout.jsonl", Shape: "aa-2k"}, `workload.shape: unknown shape "aa-2k"`},
 	}
 	for _, c := range cases {
@@ -106,6 +109,51 @@ func TestReplayErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Open(%+v) error = %v, want it to contain %q", c.w, err, c.want)
 		}
+	}
+}
+
+// Only regular files are read, and never past the size limit: /dev/zero, a FIFO or a directory
+// fails at once, a file over the limit before any of it is read.
+func TestDatasetBounds(t *testing.T) {
+	dir := t.TempDir()
+	line := `{"text_input": "hello", "output_length": 4}` + "\n"
+	writeFile(t, dir, "at.jsonl", line)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "huge.jsonl")
+	writeFile(t, dir, "huge.jsonl", line)
+	if err := os.Truncate(sparse, MaxDatasetBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(len(line))
+	cases := []struct {
+		path  string
+		limit int64
+		want  error
+	}{
+		{filepath.Join(dir, "at.jsonl"), limit, nil},
+		{filepath.Join(dir, "at.jsonl"), limit - 1, bounded.ErrTooLarge},
+		{sparse, MaxDatasetBytes, bounded.ErrTooLarge},
+		{"/dev/zero", MaxDatasetBytes, bounded.ErrNotRegular},
+		{filepath.Join(dir, "fifo.jsonl"), MaxDatasetBytes, bounded.ErrNotRegular},
+		{dir, MaxDatasetBytes, bounded.ErrNotRegular},
+	}
+	for _, c := range cases {
+		entries, err := readDataset(c.path, c.limit)
+		if c.want == nil {
+			if err != nil || len(entries) != 1 {
+				t.Errorf("readDataset(%s, %d) = %d entries, %v", c.path, c.limit, len(entries), err)
+			}
+			continue
+		}
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "workload.dataset "+c.path) {
+			t.Errorf("readDataset(%s, %d) error %v, want class %v naming the path", c.path, c.limit, err, c.want)
+		}
+	}
+	// through the workload, as run-shape opens it
+	if _, err := Open(schema.Workload{Mode: ModeReplay, Dataset: "/dev/zero", Shape: "aa-1k"}, dir, ""); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("Open(dataset: /dev/zero) error %v, want not_regular_file", err)
 	}
 }
 

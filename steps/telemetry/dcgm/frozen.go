@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -13,23 +12,38 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 )
 
+// MaxFrozenBytes bounds a dcgm_frozen_v1 file: one cell's capture is kilobytes, a sampled one
+// (8 GPUs, six points, minutes of 1 s samples) a few megabytes; a larger file (or a device)
+// is refused before it is read.
+const MaxFrozenBytes = 8 << 20
+
 // FrozenSource answers per-point means from a validated dcgm_frozen_v1 file.
 type FrozenSource struct {
-	name string
-	doc  schema.DCGMFrozen
+	name   string
+	doc    schema.DCGMFrozen
+	sealed bool // Detail names the file only: its text must not reach records
 }
 
-// LoadFrozen reads and validates a dcgm_frozen_v1 file; any problem is an error naming the file,
-// the line and the field, and no partial source is returned.
+// LoadFrozen reads and validates a dcgm_frozen_v1 file of at most MaxFrozenBytes; any problem
+// is an error naming the file, the line and the field, and no partial source is returned.
 func LoadFrozen(path string) (*FrozenSource, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile("dcgm_frozen_v1", path, MaxFrozenBytes)
 	if err != nil {
-		return nil, fmt.Errorf("load dcgm_frozen_v1 %s: %w", path, err)
+		return nil, fmt.Errorf("load dcgm_frozen_v1: %w", err)
 	}
 	return ParseFrozen(path, data)
+}
+
+// Sealed returns the source with its detail cut to the file's name, for a file from outside
+// the campaign's directory: nothing of its text (its source: line) is echoed into records.
+func (f *FrozenSource) Sealed() *FrozenSource {
+	g := *f
+	g.sealed = true
+	return &g
 }
 
 // ParseFrozen decodes data strictly (unknown keys are errors) and validates units, ranges and
@@ -56,7 +70,7 @@ func (f *FrozenSource) Name() string { return "frozen" }
 
 // Detail names the file and the capture it describes.
 func (f *FrozenSource) Detail() string {
-	if f.doc.Source == "" {
+	if f.doc.Source == "" || f.sealed {
 		return f.name
 	}
 	return f.name + " (" + f.doc.Source + ")"

@@ -20,6 +20,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/perfdag/perfdag/engine/redact"
 )
 
 // AcceptText asks for the classic text format (0.0.4), which every exporter we read speaks and
@@ -130,7 +132,7 @@ func checkTextFormat(contentType string) error {
 
 // Redact drops user info and the query from a URL so it can be shown in errors and records.
 func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
+	u, err := url.Parse(redact.URL(rawURL))
 	if err != nil {
 		return "<unparseable url>"
 	}

@@ -1,0 +1,131 @@
+package load
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/schema"
+)
+
+// tags checks the `enum` and `range` struct tags against the decoded values — the same tags
+// the JSON Schema is generated from — and refuses NaN and ±Inf in every number, so a value an
+// editor would flag is a positioned `validate` error too, never an out-of-memory or a
+// "json: unsupported value" in the middle of a run.
+func (v *validator) tags(val reflect.Value, path string) {
+	switch val.Kind() {
+	case reflect.Pointer:
+		if !val.IsNil() {
+			v.tags(val.Elem(), path)
+		}
+	case reflect.Slice:
+		for i := range val.Len() {
+			v.tags(val.Index(i), indexPath(path, i))
+		}
+	case reflect.Map:
+		if val.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for _, k := range val.MapKeys() {
+			v.tags(val.MapIndex(k), join(path, k.String()))
+		}
+	case reflect.Float64, reflect.Float32:
+		if f := val.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			v.at(path, false, "write a finite number", "%s must be a finite number, got %v", path, f)
+		}
+	case reflect.Struct:
+		t := val.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if strings.Contains(opts, "inline") {
+				v.tags(val.Field(i), path)
+				continue
+			}
+			child := join(path, name)
+			if e := f.Tag.Get("enum"); e != "" && f.Type.Kind() == reflect.String {
+				v.enum(val.Field(i).String(), strings.Split(e, ","), child)
+				continue
+			}
+			if lo, hi, ok := schema.Range(f.Tag); ok {
+				v.within(val.Field(i), lo, hi, child, f.Tag.Get("doc"))
+				continue
+			}
+			v.tags(val.Field(i), child)
+		}
+	}
+}
+
+func (v *validator) enum(got string, allowed []string, path string) {
+	if got == "" || slices.Contains(allowed, got) {
+		return
+	}
+	hint := diag.DidYouMean(got, allowed)
+	if hint == "" {
+		hint = "one of: " + strings.Join(allowed, ", ")
+	}
+	v.at(path, false, hint, "%s: %q is not one of %s", path, got, strings.Join(allowed, ", "))
+}
+
+// within checks a number, or every number of a list or map, against [lo, hi].
+func (v *validator) within(val reflect.Value, lo, hi float64, path, doc string) {
+	var x float64
+	switch val.Kind() {
+	case reflect.Slice:
+		for i := range val.Len() {
+			v.within(val.Index(i), lo, hi, indexPath(path, i), doc)
+		}
+		return
+	case reflect.Map:
+		for _, k := range val.MapKeys() {
+			v.within(val.MapIndex(k), lo, hi, join(path, k.String()), doc)
+		}
+		return
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		x = float64(val.Int())
+	case reflect.Float64, reflect.Float32:
+		x = val.Float()
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			v.at(path, false, "write a finite number", "%s must be a finite number, got %v", path, x)
+			return
+		}
+	default:
+		panic(fmt.Sprintf("load: range tag on %s, a %s", path, val.Kind())) // a programming error in the types
+	}
+	if x < lo || x > hi {
+		v.at(path, false, doc, "%s must be between %s and %s, got %v", path, schema.FormatBound(lo), schema.FormatBound(hi), val.Interface())
+	}
+}
+
+// maxConcurrency is the upper bound of cells[].concurrencies, read from its range tag.
+var maxConcurrency = func() float64 {
+	f, _ := reflect.TypeFor[schema.Cell]().FieldByName("Concurrencies")
+	_, hi, _ := schema.Range(f.Tag)
+	return hi
+}()
+
+// requests bounds the requests a cell's points send: requests_per_point resolved at the
+// cell's largest concurrency (the default is 3 × concurrency), plus warm-up.
+func (v *validator) requests(cell *schema.Cell, p string) {
+	top := 0
+	for _, c := range cell.Concurrencies {
+		top = max(top, c)
+	}
+	if top == 0 || float64(top) > maxConcurrency {
+		return // no points, or the concurrency itself is out of range (reported there)
+	}
+	if n := cell.RequestsPerPoint.For(top); n > schema.MaxRequestsPerPoint {
+		form := cell.RequestsPerPoint.String()
+		if form == "" {
+			form = "the default 3x"
+		}
+		v.at(p+".requests_per_point", true, "lower requests_per_point or the concurrency: a point's requests are held in memory",
+			"cell %s sends %d requests at concurrency %d (%s); a point sends at most %d", cell.ID, n, top, form, schema.MaxRequestsPerPoint)
+	}
+}
