@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +76,35 @@ func TestKindsComeFromTheRegistry(t *testing.T) {
 	}
 	if len(r.Names()) != 12 {
 		t.Errorf("%d kinds: the eleven mission kinds and exec are %d", len(r.Names()), 12)
+	}
+}
+
+// Kinds never import kinds: what one step offers another travels in its result, read through
+// the campaign directory contract's interfaces.
+func TestKindsDoNotImportKinds(t *testing.T) {
+	r, err := Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, n := range r.Names() {
+		kinds["github.com/perfdag/perfdag/steps/"+n] = true
+	}
+	for _, n := range r.Names() {
+		files, _ := filepath.Glob(filepath.Join(n, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range parsed.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); kinds[path] {
+					t.Errorf("%s imports kind %s", f, path)
+				}
+			}
+		}
 	}
 }
