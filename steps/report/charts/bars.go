@@ -91,10 +91,17 @@ func (bc BarChart) PNG() ([]byte, error) {
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
-	p.Y.Min = 0
-	if bc.YMax > 0 {
-		p.Y.Max = bc.YMax
+	// the top is a whole tick step at or above every bar and line: nothing is clipped
+	top := bc.YMax
+	if _, _, _, dmax := (&groupedBars{groups: bc.Groups}).DataRange(); dmax > top {
+		top = dmax
 	}
+	for _, r := range bc.Refs {
+		top = math.Max(top, r.Y)
+	}
+	lo, hi, step := NiceRange(0, top)
+	p.Y.Min, p.Y.Max = lo, hi
+	p.Y.Tick.Marker = linearTicks{step: step}
 	p.Draw(plotArea)
 	return encodePNG(c)
 }

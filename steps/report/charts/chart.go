@@ -115,7 +115,7 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 		case a.spec.Log:
 			a.ax.Tick.Marker = logTicks{}
 		default:
-			a.ax.Tick.Marker = plot.DefaultTicks{}
+			a.ax.Tick.Marker = linearTicks{}
 		}
 		if a.spec.Log {
 			a.ax.Scale = plot.LogScale{}
@@ -187,6 +187,8 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 	}
 	widenLog(&p.X, ch.X.Log)
 	widenLog(&p.Y, ch.Y.Log)
+	niceLinear(&p.X, ch.X)
+	niceLinear(&p.Y, ch.Y)
 	return p, nil
 }
 
@@ -201,6 +203,17 @@ func widenLog(ax *plot.Axis, log bool) {
 		v = 1
 	}
 	ax.Min, ax.Max = v/2, v*2
+}
+
+// niceLinear rounds a linear axis without a fixed range out to whole tick steps (flat data
+// widened, nothing clipped) and labels it with distinct ticks.
+func niceLinear(ax *plot.Axis, spec Axis) {
+	if spec.Log || len(spec.Ticks) > 0 || spec.Max > spec.Min {
+		return
+	}
+	lo, hi, step := NiceRange(ax.Min, ax.Max)
+	ax.Min, ax.Max = lo, hi
+	ax.Tick.Marker = linearTicks{step: step}
 }
 
 // fixedTicks labels exactly the given values.
