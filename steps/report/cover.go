@@ -181,8 +181,12 @@ func caveats(v *view) []string {
 	if suspect > 0 {
 		out = append(out, fmt.Sprintf("Reasoning parser: %s show TTFT == TTFO on a reasoning model, the fingerprint of an unconfigured reasoning parser.", plural(suspect, "point")))
 	}
-	if ready > 0 {
-		out = append(out, fmt.Sprintf("Grounding: %d of %d plot-ready points are DCGM byte-grounded (sol_rigor L3); the rest rest on throughput alone (L1) unless stated.", grounded, ready))
+	switch {
+	case ready == 0:
+	case grounded == 0:
+		out = append(out, fmt.Sprintf("Grounding: none of the %d plot-ready points is DCGM byte-grounded; every number rests on client-side throughput alone (sol_rigor L1).", ready))
+	case grounded < ready:
+		out = append(out, fmt.Sprintf("Grounding: %d of %d plot-ready points are DCGM byte-grounded (sol_rigor L3); the other %d rest on client-side throughput alone (L1).", grounded, ready, ready-grounded))
 	}
 	if v.coverage.Failed+v.coverage.Partial > 0 {
 		out = append(out, fmt.Sprintf("Failures: %s failed and %s partial; their missing points are grey in the heatmaps and absent from the scatter panes.",

@@ -91,7 +91,7 @@ func TestCaveatsFlagWhatTheNumbersRestOn(t *testing.T) {
 		"Settle discipline: used (prewarm at aa-1k; a 30 s settle pause between points).",
 		"Steady window: 1 point with num_prompts < 2 x concurrency; their throughput is undercounted (ramp/drain-dominated window).",
 		"Evicted context: 1 cell (1 point) ran while the server evicted request context from its KV cache; their latencies include recomputation.",
-		"Grounding: 0 of 2 plot-ready points are DCGM byte-grounded (sol_rigor L3); the rest rest on throughput alone (L1) unless stated.",
+		"Grounding: none of the 2 plot-ready points is DCGM byte-grounded; every number rests on client-side throughput alone (sol_rigor L1).",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("caveats:\n%q\nwant:\n%q", got, want)

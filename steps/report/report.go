@@ -72,8 +72,11 @@ type options struct {
 	heatmapCs []int
 }
 
-func optionsOf(c *schema.Campaign) options {
-	o := options{title: "perfdag campaign", labels: []int{1, 8, 32}, heatmapCs: []int{8, 16, 32}}
+// optionsOf fills the layout choices from the campaign's report block, defaulting to the
+// concurrencies the campaign measured: the top three for heatmaps, first/middle/last for labels.
+// A configured concurrency that was never measured is dropped (it would only show grey).
+func optionsOf(c *schema.Campaign, measured []int) options {
+	o := options{title: "perfdag campaign", labels: defaultLabels(measured), heatmapCs: defaultHeatmap(measured)}
 	if c == nil {
 		return o
 	}
@@ -84,12 +87,46 @@ func optionsOf(c *schema.Campaign) options {
 		if r.Title != "" {
 			o.title = r.Title
 		}
-		if len(r.LabelConcurrencies) > 0 {
-			o.labels = slices.Clone(r.LabelConcurrencies)
+		if l := onlyMeasured(r.LabelConcurrencies, measured); len(l) > 0 {
+			o.labels = l
 		}
-		if len(r.HeatmapConcurrencies) > 0 {
-			o.heatmapCs = slices.Clone(r.HeatmapConcurrencies)
+		if h := onlyMeasured(r.HeatmapConcurrencies, measured); len(h) > 0 {
+			o.heatmapCs = h
 		}
 	}
 	return o
+}
+
+// measuredConcurrencies is the sorted distinct concurrencies of the atlas rows.
+func measuredConcurrencies(rows []schema.AtlasRow) []int {
+	var out []int
+	for _, r := range rows {
+		out = append(out, r.Concurrency)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func defaultHeatmap(measured []int) []int {
+	if len(measured) <= 3 {
+		return slices.Clone(measured)
+	}
+	return slices.Clone(measured[len(measured)-3:])
+}
+
+func defaultLabels(measured []int) []int {
+	if len(measured) <= 3 {
+		return slices.Clone(measured)
+	}
+	return []int{measured[0], measured[len(measured)/2], measured[len(measured)-1]}
+}
+
+func onlyMeasured(want, measured []int) []int {
+	var out []int
+	for _, c := range want {
+		if slices.Contains(measured, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

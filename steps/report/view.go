@@ -79,7 +79,7 @@ func boolInt(b bool) int {
 }
 
 func newView(in Input) *view {
-	v := &view{in: in, opt: optionsOf(in.Campaign), all: in.Atlas, byKey: map[variantKey]*variant{}}
+	v := &view{in: in, opt: optionsOf(in.Campaign, measuredConcurrencies(in.Atlas)), all: in.Atlas, byKey: map[variantKey]*variant{}}
 	v.coverage, v.covErr = atlas.Aggregate(io.Discard, in.Atlas...)
 	for _, r := range in.Atlas {
 		if r.Backend == schema.RooflineBackend {
