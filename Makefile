@@ -28,7 +28,9 @@ bench: ## performance targets live here, never in timed tests
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./steps/measure/sse
+	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime 30s ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime 30s ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime 30s ./steps/measure/openai
 
 demo: build ## run the quickstart campaign against the built-in simulator
 	./$(BIN) run pipelines/quickstart.yaml

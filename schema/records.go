@@ -40,6 +40,11 @@ const (
 	ErrorConnect   = "connect"        // could not connect or send
 	ErrorEmpty     = "empty_response" // finished without any content or reasoning
 	ErrorCancelled = "cancelled"      // the run was interrupted
+	// The bounds a hostile server can hit (see steps/measure/openai's guard.go).
+	ErrorRedirect  = "redirect"             // a 3xx: never followed, so the key stays with the origin
+	ErrorOversized = "oversized_event"      // an SSE line or event, or a JSON body, past its bound
+	ErrorNotSSE    = "not_sse"              // HTTP 2xx to a stream request with neither SSE nor JSON
+	ErrorEncoding  = "unsupported_encoding" // a Content-Encoding (gzip, br, …) on the response
 )
 
 // Stat summarises one metric over the valid requests of a point (AIPerf semantics: linear

@@ -102,7 +102,7 @@ func New(o Options) (*Client, error) {
 		WriteBufferSize:       64 << 10,
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(o.BaseURL, "/"), "/v1")
-	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr},
+	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr, CheckRedirect: noRedirect},
 		analysis: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}, nil
 }
 

@@ -61,6 +61,8 @@ type exchange struct {
 	header   int64
 	errBody  []byte
 	transErr error
+	refused  string // an error class from screen: the body was not read as a response
+	refusal  string // its message
 }
 
 func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
@@ -117,15 +119,19 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 	defer resp.Body.Close()
 	x.header = c.now()
 	x.status = resp.StatusCode
+	if x.refused, x.refusal = screen(resp, hreq.Header.Get("Accept") == "text/event-stream"); x.refused != "" {
+		x.endNs = c.now()
+		return x
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		x.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		x.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 		x.endNs = c.now()
 		return x
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// A plain JSON completion (non-streaming call, or a server that ignored stream: true):
 		// one message, stamped when the whole body has arrived.
-		b, err := io.ReadAll(resp.Body)
+		b, err := readBounded(resp.Body, MaxJSONBody)
 		x.endNs = c.now()
 		x.readErr = err
 		if err == nil {
@@ -179,6 +185,10 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorConnect, x.transErr)
 		return Result{Record: rec}
 	}
+	if x.refused != "" {
+		rec.ErrorClass, rec.Error = x.refused, c.redact(x.refusal)
+		return Result{Record: rec}
+	}
 	if x.status < 200 || x.status > 299 {
 		rec.ErrorClass = schema.ErrorHTTP
 		if x.status == http.StatusTooManyRequests {
@@ -210,6 +220,8 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		rec.ErrorClass, rec.Error = schema.ErrorInBand, "in-band error with HTTP 200: "+c.redact(a.inBand)
 	case a.malformed != "":
 		rec.ErrorClass, rec.Error = schema.ErrorMalformed, c.redact(a.malformed)
+	case !x.sawDone && oversized(x.readErr):
+		rec.ErrorClass, rec.Error = schema.ErrorOversized, x.readErr.Error()
 	case !cleanEnd && !x.sawDone:
 		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorDropped, x.readErr)
 	case !x.sawDone && a.finish == "":

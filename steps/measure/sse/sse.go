@@ -26,8 +26,17 @@ func (m Message) Done() bool { return m.Data == "[DONE]" }
 // must not make the client buffer without bound.
 var ErrLineTooLong = errors.New("sse: line too long")
 
-// DefaultMaxLine bounds one line (16 MiB: far above any chat-completion chunk).
-const DefaultMaxLine = 16 << 20
+// ErrEventTooLarge is returned when the data of one message (its data lines joined) would
+// exceed Reader.MaxEvent bytes: `data:` lines with no blank line must not grow without bound.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// DefaultMaxLine bounds one line (1 MiB: a chat-completion chunk is a few hundred bytes, a
+// large tool-call argument a few tens of KiB). The read buffer never grows past twice this.
+const DefaultMaxLine = 1 << 20
+
+// DefaultMaxEvent bounds one message's data (4 MiB: four maximal lines), so a reader holds
+// at most about 2×DefaultMaxLine + DefaultMaxEvent bytes however hostile the stream.
+const DefaultMaxEvent = 4 << 20
 
 const initialBuf = 4 << 10
 
@@ -40,9 +49,10 @@ type mark struct {
 // Reader parses messages from an io.Reader. Each Read is stamped the moment it returns,
 // before any byte is looked at; the parser then works on the buffered bytes.
 type Reader struct {
-	src     io.Reader
-	now     func() int64
-	maxLine int
+	src      io.Reader
+	now      func() int64
+	maxLine  int
+	maxEvent int
 
 	buf   []byte // buffered bytes; buf[start:end] are not consumed yet
 	start int
@@ -71,13 +81,20 @@ func NewReader(src io.Reader, now func() int64) *Reader {
 	if now == nil {
 		now = Now
 	}
-	return &Reader{src: src, now: now, maxLine: DefaultMaxLine, buf: make([]byte, initialBuf)}
+	return &Reader{src: src, now: now, maxLine: DefaultMaxLine, maxEvent: DefaultMaxEvent, buf: make([]byte, initialBuf)}
 }
 
 // SetMaxLine changes the longest line accepted (n ≤ 0 keeps the default).
 func (r *Reader) SetMaxLine(n int) {
 	if n > 0 {
 		r.maxLine = n
+	}
+}
+
+// SetMaxEvent changes the largest message data accepted (n ≤ 0 keeps the default).
+func (r *Reader) SetMaxEvent(n int) {
+	if n > 0 {
+		r.maxEvent = n
 	}
 }
 
@@ -97,7 +114,11 @@ func (r *Reader) Next() (Message, error) {
 			if !ok {
 				break
 			}
-			if m, dispatched := r.process(line, lineNs); dispatched {
+			m, dispatched, err := r.process(line, lineNs)
+			if err != nil {
+				return Message{}, err
+			}
+			if dispatched {
 				return m, nil
 			}
 		}
@@ -248,13 +269,15 @@ func lineEnd(b []byte) int {
 	return lf
 }
 
-// process interprets one line; it returns a message when the line dispatches one.
-func (r *Reader) process(line []byte, ns int64) (Message, bool) {
+// process interprets one line; it returns a message when the line dispatches one, and
+// ErrEventTooLarge when a data line would take the message past maxEvent.
+func (r *Reader) process(line []byte, ns int64) (Message, bool, error) {
 	if len(line) == 0 {
-		return r.dispatch()
+		m, ok := r.dispatch()
+		return m, ok, nil
 	}
 	if line[0] == ':' {
-		return Message{}, false // comment or keep-alive
+		return Message{}, false, nil // comment or keep-alive
 	}
 	if !r.inMsg {
 		r.inMsg = true
@@ -271,6 +294,13 @@ func (r *Reader) process(line []byte, ns int64) (Message, bool) {
 	case "event":
 		r.event = string(value)
 	case "data":
+		size := len(r.data) + len(value)
+		if r.hasData {
+			size++ // the joining LF
+		}
+		if size > r.maxEvent {
+			return Message{}, false, fmt.Errorf("%w: more than %d bytes of data in one message", ErrEventTooLarge, r.maxEvent)
+		}
 		if r.hasData {
 			r.data = append(r.data, '\n')
 		}
@@ -285,7 +315,7 @@ func (r *Reader) process(line []byte, ns int64) (Message, bool) {
 			r.retryMs, r.hasRetry = v, true
 		}
 	}
-	return Message{}, false
+	return Message{}, false, nil
 }
 
 // dispatch ends the current message block.
