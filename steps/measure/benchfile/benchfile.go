@@ -1,0 +1,184 @@
+// Package benchfile reads benchmark outputs written by other tools (AIPerf artifact
+// directories, vLLM `bench serve --save-result` JSON, SGLang bench_serving JSONL) into
+// perfdag points. Per-request records are turned into schema.RequestRecord values and the
+// statistics recomputed with steps/measure/stats (perfdag's definitions); a file without
+// them yields a point built from its aggregate keys. Every time is converted to ms and
+// every problem is a *Error naming the file, line and field.
+package benchfile
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/stats"
+)
+
+// Sources a result can come from.
+const (
+	SourceAIPerf = "aiperf"
+	SourceVLLM   = "vllm-bench"
+	SourceSGLang = "sglang-bench"
+)
+
+// Where the statistics of a point came from.
+const (
+	StatsPerRequest = "per-request"
+	StatsAggregate  = "aggregate"
+)
+
+// ErrorImported classes a request the source tool recorded as failed.
+const ErrorImported = "imported_error"
+
+// Error is a positioned problem in an imported file.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// Expect is what the campaign cell says the file measured; zero values are not checked.
+type Expect struct {
+	Model       string
+	Concurrency int
+	ISL, OSL    int // requested prompt / output tokens of the cell's shape
+}
+
+// Result is one imported point.
+type Result struct {
+	Source        string
+	SourceVersion string // tool version when the file states it
+	File          string // the main file read
+	StatsFrom     string // per-request or aggregate
+	TokenBasis    string // how the source counted tokens
+	Model         string // as the file states it
+	Concurrency   int
+	Records       []schema.RequestRecord // nil when the file holds only aggregates
+	Point         schema.Point
+}
+
+// finish builds the point: recomputed from records when there are any, else agg as given.
+func (r *Result) finish(o stats.Options, agg schema.Point) {
+	o.Concurrency = r.Concurrency
+	if len(r.Records) > 0 {
+		r.StatsFrom = StatsPerRequest
+		r.Point = stats.Compute(r.Records, o)
+		return
+	}
+	r.StatsFrom = StatsAggregate
+	agg.Schema, agg.Cell, agg.Concurrency, agg.Shape, agg.Mode, agg.GPUs = "point_v1", o.Cell, r.Concurrency, o.Shape, o.Mode, o.GPUs
+	agg.RequestRate, agg.Arrival = o.RequestRate, o.Arrival
+	if agg.ReasoningField == "" {
+		agg.ReasoningField = "none"
+	}
+	if o.GPUs > 0 {
+		agg.OutputTokPerSPerGPU = agg.OutputTokenThroughput / float64(o.GPUs)
+		agg.TotalTokPerSPerGPU = agg.TotalTokenThroughput / float64(o.GPUs)
+	}
+	agg.SteadyWindowUndercount = agg.NumPrompts < 2*r.Concurrency
+	switch {
+	case agg.RequestCount == 0:
+		agg.Status = "failed"
+	case agg.ErrorCount > 0:
+		agg.Status = "partial"
+	default:
+		agg.Status = "ok"
+	}
+	r.Point = agg
+}
+
+// check compares what the file states with what the cell expects.
+func (r *Result) check(e Expect, data []byte, line int, modelField, concField string, isl, osl float64, islField, oslField string) error {
+	pos := func(field string) *Error {
+		return &Error{File: r.File, Line: lineOfKey(data, line, lastKey(field)), Field: field}
+	}
+	if e.Model != "" && r.Model != "" && r.Model != e.Model {
+		err := pos(modelField)
+		err.Msg = fmt.Sprintf("file measured model %q, the cell names %q", r.Model, e.Model)
+		return err
+	}
+	if e.Concurrency > 0 && r.Concurrency != e.Concurrency {
+		err := pos(concField)
+		err.Msg = fmt.Sprintf("file measured concurrency %d, the cell names %d", r.Concurrency, e.Concurrency)
+		return err
+	}
+	for _, c := range []struct {
+		want  int
+		got   float64
+		field string
+	}{{e.ISL, isl, islField}, {e.OSL, osl, oslField}} {
+		if c.want > 0 && c.got > 0 && math.Abs(c.got-float64(c.want)) > 0.1*float64(c.want) {
+			err := pos(c.field)
+			err.Msg = fmt.Sprintf("file states %g tokens, the cell's shape asks %d (more than 10%% apart)", c.got, c.want)
+			return err
+		}
+	}
+	return nil
+}
+
+// lastKey is the last dotted component of a field path, without an index.
+func lastKey(field string) string {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		field = field[:i]
+	}
+	return field
+}
+
+// lineOfKey returns the 1-based line of the first `"key":` at or after line from; from
+// when the key is absent (a missing field is reported at its object's line).
+func lineOfKey(data []byte, from int, key string) int {
+	start := 0
+	for l := 1; l < from; l++ {
+		i := bytes.IndexByte(data[start:], '\n')
+		if i < 0 {
+			return from
+		}
+		start += i + 1
+	}
+	i := bytes.Index(data[start:], []byte(`"`+key+`"`))
+	if i < 0 {
+		return from
+	}
+	return from + bytes.Count(data[start:start+i], []byte{'\n'})
+}
+
+// lineOfKeyAfter is lineOfKey searching from the first occurrence of parent.
+func lineOfKeyAfter(data []byte, parent, key string) int {
+	i := bytes.Index(data, []byte(`"`+parent+`"`))
+	if i < 0 {
+		return 1
+	}
+	j := bytes.Index(data[i:], []byte(`"`+key+`"`))
+	if j < 0 {
+		return 1 + bytes.Count(data[:i], []byte{'\n'})
+	}
+	return 1 + bytes.Count(data[:i+j], []byte{'\n'})
+}
+
+// toMs converts a duration in unit to milliseconds; ok false for a unit that is not a time.
+func toMs(v float64, unit string) (float64, bool) {
+	switch unit {
+	case "ms":
+		return v, true
+	case "ns":
+		return v / 1e6, true
+	case "us":
+		return v / 1e3, true
+	case "s", "sec":
+		return v * 1e3, true
+	}
+	return 0, false
+}
+
+// msToNs converts milliseconds to whole nanoseconds.
+func msToNs(v float64) int64 { return int64(math.Round(v * 1e6)) }

@@ -1,0 +1,41 @@
+package benchfile
+
+import (
+	"github.com/perfdag/perfdag/steps/measure/stats"
+)
+
+// ReadSGLang reads a `sglang.bench_serving` JSONL file (the last line: one run appended per
+// line). Its aggregates are used as stated; the file carries no per-request timing.
+func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
+	docs, err := readServeDocs(file)
+	if err != nil {
+		return nil, err
+	}
+	d := docs[len(docs)-1]
+	if _, ok := d.keys["model_id"]; ok {
+		return nil, d.pos("model_id", "this is a vLLM bench serve result (import it as vllm-bench)")
+	}
+	if _, ok := d.keys["backend"]; !ok {
+		return nil, &Error{File: file, Line: d.line, Field: "backend", Msg: "missing (not an SGLang bench_serving result?)"}
+	}
+	r := &Result{Source: SourceSGLang, File: file, TokenBasis: "client-tokenizer"}
+	c, ok, err := d.num("max_concurrency", false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Error{File: file, Line: lineOfKey(d.data, d.line, "max_concurrency"), Field: "max_concurrency", Msg: "missing or null: an import needs a fixed-concurrency run"}
+	}
+	r.Concurrency = int(c)
+	agg, err := d.aggregatePoint()
+	if err != nil {
+		return nil, err
+	}
+	isl, _, _ := d.num("random_input_len", false)
+	osl, _, _ := d.num("random_output_len", false)
+	if err := r.check(e, d.data, d.line, "backend", "max_concurrency", isl, osl, "random_input_len", "random_output_len"); err != nil {
+		return nil, err
+	}
+	r.finish(o, agg)
+	return r, nil
+}

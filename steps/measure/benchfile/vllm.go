@@ -1,0 +1,348 @@
+package benchfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/stats"
+)
+
+// serveDoc is one vLLM/SGLang result object with its keys kept raw.
+type serveDoc struct {
+	file string
+	data []byte // the whole file, for positions
+	line int    // the line the object starts on
+	keys map[string]json.RawMessage
+}
+
+func (d *serveDoc) pos(field, msg string) *Error {
+	return &Error{File: d.file, Line: lineOfKey(d.data, d.line, lastKey(field)), Field: field, Msg: msg}
+}
+
+func (d *serveDoc) num(key string, required bool) (float64, bool, error) {
+	raw, ok := d.keys[key]
+	if !ok || string(raw) == "null" {
+		if required {
+			return 0, false, &Error{File: d.file, Line: d.line, Field: key, Msg: "missing"}
+		}
+		return 0, false, nil
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, false, d.pos(key, "not a number: "+string(raw))
+	}
+	return v, true, nil
+}
+
+func (d *serveDoc) str(key string) string {
+	var s string
+	_ = json.Unmarshal(d.keys[key], &s)
+	return s
+}
+
+var (
+	pctKey       = regexp.MustCompile(`^(mean|median|std|p[0-9.]+)_([a-z0-9_]+)_ms$`)
+	wrongUnitKey = regexp.MustCompile(`^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el|e2e_latency)_(s|us|ns)$`)
+)
+
+// aggStats collects the mean/median/std/pN keys of each metric, converted to ms; a key
+// ending in _s or _us (a wrong unit) is an error.
+func (d *serveDoc) aggStats(count int) (map[string]*schema.Stat, error) {
+	out := map[string]*schema.Stat{}
+	for k, raw := range d.keys {
+		if m := wrongUnitKey.FindStringSubmatch(k); m != nil {
+			return nil, d.pos(k, fmt.Sprintf("unit %q: this format writes latency statistics in ms (*_ms)", m[3]))
+		}
+		m := pctKey.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			if string(raw) == "null" {
+				continue
+			}
+			return nil, d.pos(k, "not a number: "+string(raw))
+		}
+		name := m[2]
+		if name == "e2e_latency" {
+			name = "e2el"
+		}
+		st := out[name]
+		if st == nil {
+			st = &schema.Stat{Unit: stats.UnitMs, Count: count}
+			out[name] = st
+		}
+		switch m[1] {
+		case "mean":
+			st.Avg = v
+		case "median":
+			st.P50 = v
+		case "std":
+			st.Std = v
+		default:
+			q, _ := strconv.ParseFloat(m[1][1:], 64)
+			switch q {
+			case 1:
+				st.P1 = v
+			case 5:
+				st.P5 = v
+			case 10:
+				st.P10 = v
+			case 25:
+				st.P25 = v
+			case 50:
+				st.P50 = v
+			case 75:
+				st.P75 = v
+			case 90:
+				st.P90 = v
+			case 95:
+				st.P95 = v
+			case 99:
+				st.P99 = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// aggregatePoint builds the point a serve result states, without per-request arrays.
+func (d *serveDoc) aggregatePoint() (schema.Point, error) {
+	var p schema.Point
+	completed, _, err := d.num("completed", true)
+	if err != nil {
+		return p, err
+	}
+	dur, _, err := d.num("duration", true)
+	if err != nil {
+		return p, err
+	}
+	failed, _, err := d.num("failed", false)
+	if err != nil {
+		return p, err
+	}
+	in, _, err := d.num("total_input_tokens", true)
+	if err != nil {
+		return p, err
+	}
+	outTok, _, err := d.num("total_output_tokens", true)
+	if err != nil {
+		return p, err
+	}
+	if _, _, err := d.num("request_throughput", true); err != nil {
+		return p, err
+	}
+	st, err := d.aggStats(int(completed))
+	if err != nil {
+		return p, err
+	}
+	if st["ttft"] == nil {
+		return p, &Error{File: d.file, Line: d.line, Field: "mean_ttft_ms", Msg: "missing"}
+	}
+	p.RequestCount, p.ErrorCount = int(completed), int(failed)
+	p.NumPrompts = p.RequestCount + p.ErrorCount
+	p.WindowS = dur // seconds
+	if dur > 0 {
+		p.RequestThroughput = completed / dur
+		p.OutputTokenThroughput = outTok / dur
+		p.TotalTokenThroughput = (in + outTok) / dur
+	}
+	if completed > 0 {
+		p.MeanISL, p.MeanOSL = in/completed, outTok/completed
+	}
+	p.TTFT, p.ITL, p.ICL, p.RequestLatency = st["ttft"], st["tpot"], st["itl"], st["e2el"]
+	p.TTFOCoverage = 1
+	return p, nil
+}
+
+// ReadVLLM reads a `vllm bench serve --save-result` JSON file (the last object when it
+// was written with --append-result).
+func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
+	docs, err := readServeDocs(file)
+	if err != nil {
+		return nil, err
+	}
+	d := docs[len(docs)-1]
+	if _, ok := d.keys["model_id"]; !ok {
+		if _, sg := d.keys["random_input_len"]; sg {
+			return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing: this looks like an SGLang bench_serving result (import it as sglang-bench)"}
+		}
+		return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing (not a vLLM bench serve result?)"}
+	}
+	r := &Result{Source: SourceVLLM, File: file, Model: d.str("model_id")}
+	r.TokenBasis = "tokenizer:" + d.str("tokenizer_id")
+	if v := d.str("vllm_version"); v != "" {
+		r.SourceVersion = v
+	}
+	c, ok, err := d.num("max_concurrency", false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Error{File: file, Line: lineOfKey(d.data, d.line, "max_concurrency"), Field: "max_concurrency", Msg: "missing or null: an import needs a fixed-concurrency run"}
+	}
+	r.Concurrency = int(c)
+	agg, err := d.aggregatePoint()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := d.vllmRecords()
+	if err != nil {
+		return nil, err
+	}
+	r.Records = recs
+	if err := r.check(e, d.data, d.line, "model_id", "max_concurrency", agg.MeanISL, 0, "total_input_tokens", "total_output_tokens"); err != nil {
+		return nil, err
+	}
+	r.finish(o, agg)
+	return r, nil
+}
+
+// vllmRecords rebuilds request records from the detailed arrays (nil when not saved).
+func (d *serveDoc) vllmRecords() ([]schema.RequestRecord, error) {
+	need := []string{"start_times", "ttfts", "latencies", "input_lens", "output_lens"}
+	for _, k := range need {
+		if _, ok := d.keys[k]; !ok {
+			return nil, nil
+		}
+	}
+	var (
+		starts, ttfts, lats []float64
+		ins, outs           []int
+		itls                [][]float64
+		errs                []string
+	)
+	for _, a := range []struct {
+		key string
+		dst any
+	}{{"start_times", &starts}, {"ttfts", &ttfts}, {"latencies", &lats}, {"input_lens", &ins}, {"output_lens", &outs}} {
+		if err := json.Unmarshal(d.keys[a.key], a.dst); err != nil {
+			return nil, d.pos(a.key, "not a list of numbers")
+		}
+	}
+	if raw, ok := d.keys["itls"]; ok {
+		if err := json.Unmarshal(raw, &itls); err != nil {
+			return nil, d.pos("itls", "not a list of lists of numbers")
+		}
+	}
+	if raw, ok := d.keys["errors"]; ok {
+		if err := json.Unmarshal(raw, &errs); err != nil {
+			return nil, d.pos("errors", "not a list of strings")
+		}
+	}
+	n := len(starts)
+	for _, a := range []struct {
+		key string
+		n   int
+	}{{"ttfts", len(ttfts)}, {"latencies", len(lats)}, {"input_lens", len(ins)}, {"output_lens", len(outs)}} {
+		if a.n != n {
+			return nil, d.pos(a.key, fmt.Sprintf("%d entries, start_times has %d", a.n, n))
+		}
+	}
+	recs := make([]schema.RequestRecord, 0, n)
+	for i := range n {
+		// start_times are perf_counter seconds (arbitrary origin): only differences matter.
+		st := msToNs(starts[i]*1e3) + 1e9 // +1 s keeps a zero origin positive
+		r := schema.RequestRecord{Index: i, Phase: stats.PhaseProfiling, StartNs: st, EndNs: st + msToNs(lats[i]*1e3), Status: 200,
+			InputTokens: ins[i], OutputTokens: outs[i]}
+		if i < len(errs) && errs[i] != "" {
+			r.ErrorClass, r.Error = ErrorImported, errs[i]
+			recs = append(recs, r)
+			continue
+		}
+		if ttfts[i] > lats[i] || ttfts[i] < 0 {
+			return nil, d.pos(fmt.Sprintf("ttfts[%d]", i), fmt.Sprintf("%g s is not within the request latency %g s (unit must be seconds)", ttfts[i], lats[i]))
+		}
+		r.FirstTokenNs = st + msToNs(ttfts[i]*1e3)
+		r.FirstOutputNs = r.FirstTokenNs
+		r.LastContentNs = r.EndNs
+		if i < len(itls) {
+			r.ChunkNs = chunkTimes(r.FirstTokenNs, itls[i], 1e3)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// readServeDocs reads one JSON object, or several (one a line, --append-result / SGLang),
+// accepting Python's bare Infinity / NaN tokens.
+func readServeDocs(file string) ([]*serveDoc, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("bench import: %w", err)
+	}
+	clean := pythonJSON(data)
+	var docs []*serveDoc
+	var single map[string]json.RawMessage
+	if json.Unmarshal(clean, &single) == nil {
+		return []*serveDoc{{file: file, data: data, line: 1, keys: single}}, nil
+	}
+	for i, raw := range bytes.Split(clean, []byte{'\n'}) {
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &keys); err != nil {
+			return nil, lineError(file, i+1, raw, err)
+		}
+		if _, ok := keys["metadata"]; ok {
+			return nil, &Error{File: file, Line: i + 1, Field: "metadata", Msg: "this is an AIPerf profile_export.jsonl record, not a bench serve result"}
+		}
+		docs = append(docs, &serveDoc{file: file, data: data, line: i + 1, keys: keys})
+	}
+	if len(docs) == 0 {
+		return nil, &Error{File: file, Line: 1, Field: "(document)", Msg: "empty file"}
+	}
+	return docs, nil
+}
+
+// pythonJSON replaces the bare tokens Infinity, -Infinity and NaN outside strings (Python's
+// json.dumps writes them) by quoted strings, so encoding/json can read the document.
+func pythonJSON(data []byte) []byte {
+	if !bytes.Contains(data, []byte("Infinity")) && !bytes.Contains(data, []byte("NaN")) {
+		return data
+	}
+	out := make([]byte, 0, len(data)+16)
+	inStr, esc := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inStr {
+			out = append(out, c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		if c == '"' {
+			inStr = true
+			out = append(out, c)
+			continue
+		}
+		replaced := false
+		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
+			if bytes.HasPrefix(data[i:], []byte(tok)) {
+				out = append(out, '"')
+				out = append(out, tok...)
+				out = append(out, '"')
+				i += len(tok) - 1
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, c)
+		}
+	}
+	return out
+}
