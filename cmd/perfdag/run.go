@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ type runFlags struct {
 	root     string
 	parallel int
 	only     []string
+	onlyList string
 	force    []string
 	dryRun   bool
 	asJSON   bool
@@ -33,6 +35,7 @@ func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
 	}
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps (steps that hold an endpoint always run one at a time per endpoint)")
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything)")
+	cmd.Flags().StringVar(&f.onlyList, "only-list", "", "newline-separated node globs, each as --only (how an exported Argo task names its slice)")
 	cmd.Flags().StringArrayVar(&f.force, "force", nil, "re-run nodes matching this glob even when reusable (repeatable)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would run or be reused, and why; write nothing")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON on stdout")
@@ -128,7 +131,7 @@ func fileOf(c *campaign.Compiled) *load.Campaign {
 
 // dryRun prints what a run would do for every node, and why; it writes nothing.
 func (a *app) dryRun(svc *campaign.Service, c *campaign.Compiled, dir string, f *runFlags) error {
-	dec, err := svc.DryRun(c, dir, campaign.RunOptions{Only: f.only, Force: f.force})
+	dec, err := svc.DryRun(c, dir, campaign.RunOptions{Only: f.globs(), Force: f.force})
 	if err != nil {
 		return err
 	}
@@ -146,7 +149,7 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 	ctx, stop := interruptible(ctx, a)
 	defer stop()
 	var prog *progress
-	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.only, Force: f.force,
+	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.globs(), Force: f.force,
 		Started: func(dir string, c *campaign.Compiled) {
 			prog = newProgress(a.stderr, len(c.Plan.Nodes))
 			fmt.Fprintf(a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, dir, len(c.Plan.Nodes))
@@ -205,4 +208,15 @@ func interruptible(ctx context.Context, a *app) (context.Context, func()) {
 		close(sig)
 		cancel()
 	}
+}
+
+// globs is --only plus the lines of --only-list.
+func (f *runFlags) globs() []string {
+	out := append([]string(nil), f.only...)
+	for _, l := range strings.Split(f.onlyList, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfdag/perfdag/engine/argo"
+)
+
+func (a *app) exportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export a campaign for another engine (argo)",
+	}
+	cmd.AddCommand(a.exportArgoCmd())
+	return cmd
+}
+
+func (a *app) exportArgoCmd() *cobra.Command {
+	var o argo.Options
+	cmd := &cobra.Command{
+		Use:   "argo FILE",
+		Short: "Print the campaign as an Argo Workflow (a CronWorkflow when it has a schedule:)",
+		Long: `Export argo compiles the campaign and prints an Argo Workflows manifest. Each DAG task
+runs perfdag in the image on one slice of the plan — all nodes of one cell, or one
+campaign-scope node — with 'perfdag run FILE --out /campaigns/<workflow> --only-list ...'
+on a shared volume, so a retried task resumes from its checkpoints like a local run.
+
+Every task holds the mutex of its campaign directory (the directory is single-writer);
+tasks that load an endpoint also hold that endpoint's mutex, named from its address, so two
+workflows never benchmark one server at once. API keys come from a Secret (one key per
+api_key_env). A campaign with schedule: becomes a CronWorkflow: cron → schedules, timezone →
+timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
+catchup_window → startingDeadlineSeconds.`,
+		Example: `  perfdag export argo pipelines/quickstart.yaml --image registry.example.com/perfdag:v1 > wf.yaml
+  argo submit -n bench wf.yaml --watch`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, p, err := a.compile(args[0], nil, "")
+			if err != nil {
+				return a.invalid(err, args[0], c)
+			}
+			o.Source = sourceOf(c, args[0])
+			o.CampaignFile = filepath.Base(args[0])
+			b, err := argo.Export(p, o)
+			if err != nil {
+				return exit(ExitInvalid, err)
+			}
+			_, err = a.stdout.Write(b)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Image, "image", "perfdag:latest", "container image holding /perfdag")
+	f.StringVar(&o.Namespace, "namespace", "", "metadata.namespace (default: argo submit -n)")
+	f.StringVar(&o.PVC, "pvc", "perfdag-campaigns", "ReadWriteMany PersistentVolumeClaim mounted at /campaigns")
+	f.StringVar(&o.Secret, "secret", "perfdag-api-keys", "Secret holding the API keys, one key per api_key_env")
+	f.StringVar(&o.ServiceAccount, "service-account", "", "spec.serviceAccountName")
+	f.IntVar(&o.Retries, "retries", 2, "retryStrategy.limit per task (-1: none)")
+	f.BoolVar(&o.Workflow, "workflow", false, "emit a Workflow even when the campaign has a schedule")
+	return cmd
+}

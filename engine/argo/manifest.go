@@ -1,0 +1,303 @@
+package argo
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+
+	"github.com/perfdag/perfdag/engine/plan"
+)
+
+// The manifest types below carry only the Argo fields the exporter writes (argoproj.io/v1alpha1,
+// list forms `mutexes`/`schedules` valid on Argo >= 3.6 and the only ones on 4.x).
+
+// Doc is a Workflow or CronWorkflow.
+type Doc struct {
+	APIVersion string   `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string   `yaml:"kind" json:"kind"`
+	Metadata   Metadata `yaml:"metadata" json:"metadata"`
+	Spec       any      `yaml:"spec" json:"spec"`
+}
+
+// Metadata is the object metadata.
+type Metadata struct {
+	Name         string            `yaml:"name,omitempty" json:"name,omitempty"`
+	GenerateName string            `yaml:"generateName,omitempty" json:"generateName,omitempty"`
+	Namespace    string            `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	Labels       map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+}
+
+// CronSpec is a CronWorkflow's spec.
+type CronSpec struct {
+	Schedules               []string     `yaml:"schedules" json:"schedules"`
+	Timezone                string       `yaml:"timezone,omitempty" json:"timezone,omitempty"`
+	ConcurrencyPolicy       string       `yaml:"concurrencyPolicy" json:"concurrencyPolicy"`
+	StartingDeadlineSeconds int64        `yaml:"startingDeadlineSeconds,omitempty" json:"startingDeadlineSeconds,omitempty"`
+	WorkflowSpec            WorkflowSpec `yaml:"workflowSpec" json:"workflowSpec"`
+}
+
+// WorkflowSpec is a Workflow's spec.
+type WorkflowSpec struct {
+	Entrypoint         string     `yaml:"entrypoint" json:"entrypoint"`
+	ServiceAccountName string     `yaml:"serviceAccountName,omitempty" json:"serviceAccountName,omitempty"`
+	Volumes            []Volume   `yaml:"volumes" json:"volumes"`
+	Templates          []Template `yaml:"templates" json:"templates"`
+}
+
+// Volume is a PVC-backed pod volume.
+type Volume struct {
+	Name                  string       `yaml:"name" json:"name"`
+	PersistentVolumeClaim *ClaimSource `yaml:"persistentVolumeClaim" json:"persistentVolumeClaim"`
+}
+
+// ClaimSource names a claim.
+type ClaimSource struct {
+	ClaimName string `yaml:"claimName" json:"claimName"`
+}
+
+// Template is a DAG or container template.
+type Template struct {
+	Name            string           `yaml:"name" json:"name"`
+	Inputs          *Inputs          `yaml:"inputs,omitempty" json:"inputs,omitempty"`
+	Synchronization *Synchronization `yaml:"synchronization,omitempty" json:"synchronization,omitempty"`
+	RetryStrategy   *RetryStrategy   `yaml:"retryStrategy,omitempty" json:"retryStrategy,omitempty"`
+	DAG             *DAG             `yaml:"dag,omitempty" json:"dag,omitempty"`
+	Container       *Container       `yaml:"container,omitempty" json:"container,omitempty"`
+}
+
+// Inputs of a template.
+type Inputs struct {
+	Parameters []Param    `yaml:"parameters,omitempty" json:"parameters,omitempty"`
+	Artifacts  []Artifact `yaml:"artifacts,omitempty" json:"artifacts,omitempty"`
+}
+
+// Param is a named string parameter.
+type Param struct {
+	Name  string `yaml:"name" json:"name"`
+	Value string `yaml:"value,omitempty" json:"value,omitempty"`
+}
+
+// Artifact is an input artifact with inline data.
+type Artifact struct {
+	Name string `yaml:"name" json:"name"`
+	Path string `yaml:"path" json:"path"`
+	Raw  *Raw   `yaml:"raw" json:"raw"`
+}
+
+// Raw is inline artifact data.
+type Raw struct {
+	Data string `yaml:"data" json:"data"`
+}
+
+// Synchronization holds the locks a template takes.
+type Synchronization struct {
+	Mutexes []Mutex `yaml:"mutexes" json:"mutexes"`
+}
+
+// Mutex is a namespace-wide lock.
+type Mutex struct {
+	Name string `yaml:"name" json:"name"`
+}
+
+// RetryStrategy retries a failed task; the retry resumes from checkpoints.
+type RetryStrategy struct {
+	Limit       string `yaml:"limit" json:"limit"` // IntOrString: the schema types it as string
+	RetryPolicy string `yaml:"retryPolicy" json:"retryPolicy"`
+}
+
+// DAG is a DAG template body.
+type DAG struct {
+	Tasks []Task `yaml:"tasks" json:"tasks"`
+}
+
+// Task is one DAG task.
+type Task struct {
+	Name         string    `yaml:"name" json:"name"`
+	Template     string    `yaml:"template" json:"template"`
+	Dependencies []string  `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
+	Arguments    Arguments `yaml:"arguments" json:"arguments"`
+}
+
+// Arguments of a task.
+type Arguments struct {
+	Parameters []Param `yaml:"parameters" json:"parameters"`
+}
+
+// Container is a container template body.
+type Container struct {
+	Image        string        `yaml:"image" json:"image"`
+	Command      []string      `yaml:"command" json:"command"`
+	Args         []string      `yaml:"args" json:"args"`
+	Env          []EnvVar      `yaml:"env,omitempty" json:"env,omitempty"`
+	VolumeMounts []VolumeMount `yaml:"volumeMounts" json:"volumeMounts"`
+}
+
+// EnvVar is an environment variable from a Secret.
+type EnvVar struct {
+	Name      string     `yaml:"name" json:"name"`
+	ValueFrom *EnvSource `yaml:"valueFrom" json:"valueFrom"`
+}
+
+// EnvSource points at a Secret key.
+type EnvSource struct {
+	SecretKeyRef *SecretKeyRef `yaml:"secretKeyRef" json:"secretKeyRef"`
+}
+
+// SecretKeyRef is one key of one Secret.
+type SecretKeyRef struct {
+	Name string `yaml:"name" json:"name"`
+	Key  string `yaml:"key" json:"key"`
+}
+
+// VolumeMount mounts a volume.
+type VolumeMount struct {
+	Name      string `yaml:"name" json:"name"`
+	MountPath string `yaml:"mountPath" json:"mountPath"`
+}
+
+// Overlap policies of schedule: mapped to Argo's concurrencyPolicy. `queue` becomes Allow:
+// Argo starts the due run, and its endpoint mutexes make its load wait for the running one.
+var concurrency = map[string]string{"": "Forbid", "skip": "Forbid", "queue": "Allow", "replace": "Replace"}
+
+func (o *Options) defaults() {
+	if o.Image == "" {
+		o.Image = "perfdag:latest"
+	}
+	if o.PVC == "" {
+		o.PVC = "perfdag-campaigns"
+	}
+	if o.Secret == "" {
+		o.Secret = "perfdag-api-keys"
+	}
+	if o.CampaignFile == "" {
+		o.CampaignFile = "campaign.yaml"
+	}
+	if o.Retries == 0 {
+		o.Retries = 2
+	}
+}
+
+// Manifest builds the document Export encodes.
+func Manifest(p *plan.Plan, o Options) (*Doc, error) {
+	o.defaults()
+	slices, err := Slices(p)
+	if err != nil {
+		return nil, err
+	}
+	spec := p.Campaign.Spec
+	name := dnsName(spec.Campaign)
+	wf := WorkflowSpec{
+		Entrypoint:         "campaign",
+		ServiceAccountName: o.ServiceAccount,
+		Volumes:            []Volume{{Name: volumeName, PersistentVolumeClaim: &ClaimSource{ClaimName: o.PVC}}},
+	}
+	dag := &DAG{}
+	for _, s := range slices {
+		args := []Param{{Name: "only", Value: onlyArg(s.Nodes)}}
+		dag.Tasks = append(dag.Tasks, Task{Name: s.Name, Template: templateName(s), Dependencies: s.Deps, Arguments: Arguments{Parameters: args}})
+	}
+	wf.Templates = append(wf.Templates, Template{Name: "campaign", DAG: dag})
+	wf.Templates = append(wf.Templates, sliceTemplates(p, slices, o)...)
+	meta := Metadata{Namespace: o.Namespace, Labels: map[string]string{
+		"app.kubernetes.io/managed-by": "perfdag",
+		"perfdag.dev/campaign":         name,
+	}}
+	if spec.Schedule == nil || o.Workflow {
+		meta.GenerateName = name + "-"
+		return &Doc{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow", Metadata: meta, Spec: wf}, nil
+	}
+	sc := spec.Schedule
+	policy, ok := concurrency[sc.Overlap]
+	if !ok {
+		return nil, fmt.Errorf("export: schedule.overlap %q has no Argo concurrencyPolicy", sc.Overlap)
+	}
+	tz := sc.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	meta.Name = name
+	return &Doc{APIVersion: "argoproj.io/v1alpha1", Kind: "CronWorkflow", Metadata: meta, Spec: CronSpec{
+		Schedules: []string{sc.Cron}, Timezone: tz, ConcurrencyPolicy: policy,
+		StartingDeadlineSeconds: int64(sc.CatchupWindow.Seconds()), WorkflowSpec: wf,
+	}}, nil
+}
+
+// onlyArg joins a slice's node ids into one parameter: newline-separated, split back into
+// one --only per node by the container's argument list.
+func onlyArg(nodes []string) string {
+	out := ""
+	for i, n := range nodes {
+		if i > 0 {
+			out += "\n"
+		}
+		out += n
+	}
+	return out
+}
+
+// templateName: slices that generate load on the same endpoints share a template (their
+// locks differ), the rest share "analysis".
+func templateName(s *Slice) string {
+	if len(s.Endpoints) == 0 {
+		return "analysis"
+	}
+	n := "load"
+	for _, e := range s.Endpoints {
+		n += "-" + e
+	}
+	return dnsName(n)
+}
+
+// sliceTemplates makes one container template per distinct lock set.
+func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
+	spec := p.Campaign.Spec
+	var env []EnvVar
+	seen := map[string]bool{}
+	names := make([]string, 0, len(spec.Endpoints))
+	for n := range spec.Endpoints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if k := spec.Endpoints[n].APIKeyEnv; k != "" && !seen[k] {
+			seen[k] = true
+			env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
+		}
+	}
+	file := path.Join(inputMount, o.CampaignFile)
+	var out []Template
+	done := map[string]bool{}
+	for _, s := range slices {
+		tn := templateName(s)
+		if done[tn] {
+			continue
+		}
+		done[tn] = true
+		locks := []Mutex{{Name: "perfdag-dir-{{workflow.name}}"}}
+		for _, e := range s.Endpoints {
+			locks = append(locks, Mutex{Name: EndpointMutex(spec.Endpoints[e].URL)})
+		}
+		t := Template{
+			Name: tn,
+			Inputs: &Inputs{
+				Parameters: []Param{{Name: "only"}},
+				Artifacts:  []Artifact{{Name: "campaign", Path: file, Raw: &Raw{Data: string(o.Source)}}},
+			},
+			Synchronization: &Synchronization{Mutexes: locks},
+			Container: &Container{
+				Image:   o.Image,
+				Command: []string{"/perfdag"},
+				Args: []string{"run", file, "--out", path.Join(CampaignsMount, "{{workflow.name}}"),
+					"--only-list", "{{inputs.parameters.only}}"},
+				Env:          env,
+				VolumeMounts: []VolumeMount{{Name: volumeName, MountPath: CampaignsMount}},
+			},
+		}
+		if o.Retries > 0 {
+			t.RetryStrategy = &RetryStrategy{Limit: strconv.Itoa(o.Retries), RetryPolicy: "Always"}
+		}
+		out = append(out, t)
+	}
+	return out
+}
