@@ -53,7 +53,7 @@ func aaPage(d *doc, v *view, _ *artwork) {
 		7.5, fontstyle.Normal, &colorMuted)
 	cols := []tcol{
 		{head: "Shape", w: 4}, {head: "Cell", w: 8}, {head: "C", w: 2, align: align.Right},
-		{head: "TTFT avg (ms)", w: 4, align: align.Right}, {head: "TTFO avg (ms)", w: 4, align: align.Right},
+		{head: "TTFT mean (ms)", w: 4, align: align.Right}, {head: "TTFO mean (ms)", w: 4, align: align.Right},
 		{head: "TTFO coverage", w: 4, align: align.Right}, {head: "Output speed (tok/s)", w: 4, align: align.Right},
 		{head: "Output throughput (tok/s)", w: 4, align: align.Right}, {head: "Reasoning field", w: 6},
 	}

@@ -63,7 +63,7 @@ func heatmapPage(d *doc, v *view, _ *artwork) {
 		d.missing("No atlas rows in this campaign.")
 		return
 	}
-	d.para("Darker blue = better (higher output tok/s/GPU, lower TTFT). Grey = missing, failed or partial point; a grey cell with a number is a partial point (some requests failed).",
+	d.para(v.dev("Darker blue = better (higher output tok/s/GPU, lower TTFT p50), compared only among rows of one workload shape. Grey = missing, failed or partial point; a grey cell with a number is a partial point (some requests failed)."),
 		7.5, fontstyle.Normal, &colorMuted)
 	index := map[string]*schema.AtlasRow{}
 	for i := range v.rows {
@@ -72,8 +72,8 @@ func heatmapPage(d *doc, v *view, _ *artwork) {
 	}
 	k := len(v.mbts)
 	metrics := []heatMetric{
-		{"output tok/s/GPU", func(r *schema.AtlasRow) *float64 { return r.OutputTokPerSPerGPU }, true},
-		{"TTFT avg (ms)", func(r *schema.AtlasRow) *float64 { return r.TTFTAvgMs }, false},
+		{v.dev("output tok/s/GPU"), func(r *schema.AtlasRow) *float64 { return r.OutputTokPerSPerGPU }, true},
+		{"TTFT p50 (ms)", func(r *schema.AtlasRow) *float64 { return r.TTFTP50Ms }, false},
 	}
 	// Up to five mbt values both metrics share one table; more get a table per metric.
 	tables := [][]heatMetric{metrics}
@@ -114,16 +114,22 @@ func heatTable(v *view, index map[string]*schema.AtlasRow, c int, ms []heatMetri
 		groups = append(groups, tgroup{head: m.name, w: k * w})
 	}
 	grid := make([][]heatCell, len(v.variants))
-	lo, hi := make([]float64, len(ms)), make([]float64, len(ms))
-	for mi := range ms {
-		lo[mi], hi[mi] = math.Inf(1), math.Inf(-1)
+	// shading ranges per (metric, workload shape): one shape is never ranked against another
+	type rangeKey struct {
+		metric int
+		shape  string
 	}
+	lo, hi := map[rangeKey]float64{}, map[rangeKey]float64{}
 	for vi, x := range v.variants {
 		for mi, m := range ms {
 			for _, mbt := range v.mbts {
 				hc := heatCellOf(index[fmt.Sprintf("%v|%d|%d", x.key, mbt, c)], m.get)
-				if !hc.grey && hc.value != nil {
-					lo[mi], hi[mi] = math.Min(lo[mi], *hc.value), math.Max(hi[mi], *hc.value)
+				if rk := (rangeKey{mi, x.key.Shape}); !hc.grey && hc.value != nil {
+					l, ok := lo[rk]
+					if !ok {
+						l, hi[rk] = math.Inf(1), math.Inf(-1)
+					}
+					lo[rk], hi[rk] = math.Min(l, *hc.value), math.Max(hi[rk], *hc.value)
 				}
 				grid[vi] = append(grid[vi], hc)
 			}
@@ -133,8 +139,8 @@ func heatTable(v *view, index map[string]*schema.AtlasRow, c int, ms []heatMetri
 	for vi, x := range v.variants {
 		row := []tcell{{text: x.label}}
 		for j, hc := range grid[vi] {
-			mi := j / k
-			row = append(row, heatTCell(hc, lo[mi], hi[mi], ms[mi].higher))
+			rk := rangeKey{j / k, x.key.Shape}
+			row = append(row, heatTCell(hc, lo[rk], hi[rk], ms[rk.metric].higher))
 		}
 		rows = append(rows, row)
 	}
@@ -149,10 +155,10 @@ func heatTCell(hc heatCell, lo, hi float64, higher bool) tcell {
 		}
 		return tcell{text: txt, bg: &colorGrey, fg: &colorMuted}
 	}
-	t := 1.0
-	if hi > lo {
-		t = (*hc.value - lo) / (hi - lo)
+	if !(hi > lo) { // nothing to compare it with in its shape: unshaded
+		return tcell{text: fnum(*hc.value)}
 	}
+	t := (*hc.value - lo) / (hi - lo)
 	if !higher {
 		t = 1 - t
 	}

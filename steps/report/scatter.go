@@ -31,14 +31,14 @@ var (
 	leftPane = paneSpec{
 		title: "TTFT vs request throughput",
 		x:     charts.Axis{Label: "request throughput (req/s)"},
-		y:     charts.Axis{Label: "TTFT avg (ms)"},
+		y:     charts.Axis{Label: "TTFT p50 (ms)"},
 		xv:    func(r *schema.AtlasRow) *float64 { return r.RequestThroughput },
-		yv:    func(r *schema.AtlasRow) *float64 { return r.TTFTAvgMs },
+		yv:    func(r *schema.AtlasRow) *float64 { return r.TTFTP50Ms },
 	}
 	rightPane = paneSpec{
 		title: "tok/s/user vs output tok/s/GPU",
 		x:     charts.Axis{Label: "output tok/s/GPU"},
-		y:     charts.Axis{Label: "tok/s/user"},
+		y:     charts.Axis{Label: "tok/s/user (mean of 1/ITL)"},
 		xv:    func(r *schema.AtlasRow) *float64 { return r.OutputTokPerSPerGPU },
 		yv:    func(r *schema.AtlasRow) *float64 { return r.TokPerSPerUser },
 	}
@@ -57,8 +57,8 @@ func scatterCharts(v *view, art *artwork) []job {
 			var pngs [2][]byte
 			for i, p := range []paneSpec{left, right} {
 				ch := charts.Chart{
-					Title: fmt.Sprintf("%s: %s", mbtName(mbt), p.title),
-					X:     p.x, Y: p.y,
+					Title: v.dev(fmt.Sprintf("%s: %s", mbtName(mbt), p.title)),
+					X:     devAxis(v, p.x), Y: devAxis(v, p.y),
 					Series: scatterSeries(v, mbt, p),
 					Width:  vg.Length(paneW) * vg.Millimeter, Height: vg.Length(paneH) * vg.Millimeter,
 					FontSize: 6.5,
@@ -146,6 +146,11 @@ func axesFor(v *view, p paneSpec) paneSpec {
 	return p
 }
 
+func devAxis(v *view, a charts.Axis) charts.Axis {
+	a.Label = v.dev(a.Label)
+	return a
+}
+
 func fitAxis(a charts.Axis, vals []float64) charts.Axis {
 	if len(vals) == 0 {
 		return a
@@ -172,7 +177,7 @@ func scatterPage(d *doc, v *view, art *artwork) {
 		d.missing("No plot-ready points in this campaign.")
 		return
 	}
-	d.para(fmt.Sprintf("Colour = (hardware, TP). Circle = EP, X = TP; hollow markers = MTP. Labels mark concurrency %s; colliding labels are skipped. Axes are shared down each column.",
+	d.para(fmt.Sprintf("Colour = one per (hardware, TP and any other field that differs between cells, e.g. shape). Circle = EP, X = TP; hollow markers = MTP. Labels mark concurrency %s; colliding labels are skipped. Axes are shared down each column.",
 		ints(v.opt.labels)), 7.5, fontstyle.Normal, &colorMuted)
 	if note := gaps(v); note != "" {
 		d.para(note, 7.5, fontstyle.Normal, &colorWarn)

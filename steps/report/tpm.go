@@ -44,12 +44,12 @@ func tpmCharts(v *view, art *artwork) []job {
 			}
 		}
 		bc := charts.BarChart{
-			Title:      "Output TPM per GPU by group (G numbers as in the table)",
-			YLabel:     "output tokens/min per GPU",
+			Title:      v.dev("Output TPM per GPU by group (G numbers as in the table)"),
+			YLabel:     v.dev("output tokens/min per GPU"),
 			Categories: cats,
 			Groups: []charts.BarGroup{
 				{Name: "peak (warm best case)", Color: charts.Color(0), Values: peak},
-				{Name: fmt.Sprintf("SLA point (TTFT <= %g ms, TPOT <= %g ms)", s.TTFTSLAMs, s.TPOTSLAMs), Color: charts.Color(1), Values: sla},
+				{Name: fmt.Sprintf("SLA point (mean TTFT <= %g ms, TPOT <= %g ms)", s.TTFTSLAMs, s.TPOTSLAMs), Color: charts.Color(1), Values: sla},
 			},
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(tpmChartH) * vg.Millimeter, FontSize: 7,
 		}
@@ -74,8 +74,12 @@ func tpmPage(d *doc, v *view, art *artwork) {
 	if s.Caveat != "" {
 		d.para(s.Caveat, bodySize, fontstyle.Bold, nil)
 	}
-	d.para(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with TTFT <= %g ms and TPOT <= %g ms (the customer-commitment number). Per node = %d GPUs. $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
-		s.TTFTSLAMs, s.TPOTSLAMs, s.GPUsPerNode), 7.5, fontstyle.Normal, &colorMuted)
+	node := fmt.Sprintf(" Per node = %d GPUs.", s.GPUsPerNode)
+	if v.device != "GPU" {
+		node = "" // a GPUs-per-node figure means nothing for a CPU or unknown device
+	}
+	d.para(v.dev(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with mean TTFT <= %g ms and mean TPOT <= %g ms (the customer-commitment number).%s $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
+		s.TTFTSLAMs, s.TPOTSLAMs, node)), 7.5, fontstyle.Normal, &colorMuted)
 	d.images(tpmChartH, art.tpm)
 	cols := []tcol{
 		{head: "Group", w: 9}, {head: "Point", w: 3}, {head: "C", w: 2, align: align.Right},
@@ -84,6 +88,9 @@ func tpmPage(d *doc, v *view, art *artwork) {
 		{head: "total TPM/GPU", w: 3, align: align.Right}, {head: "$/GPU-hour", w: 3, align: align.Right},
 		{head: "$/1M out", w: 3, align: align.Right}, {head: "$/1M total", w: 3, align: align.Right},
 		{head: "tok/W", w: 2, align: align.Right},
+	}
+	for i := range cols {
+		cols[i].head = v.dev(cols[i].head)
 	}
 	var rows [][]tcell
 	for i, g := range s.Groups {

@@ -44,6 +44,30 @@ type view struct {
 	coverage  atlas.Coverage
 	covErr    error
 	plotReady int
+	// device is what throughput is normalised by: "GPU" when every row names a GPU, "device"
+	// for CPUs and unknown hardware (a CPU run is never labelled tok/s/GPU).
+	device string
+}
+
+// gpuNames are hardware name prefixes that identify a GPU or accelerator.
+var gpuNames = []string{"A100", "A10", "A30", "A40", "H100", "H200", "H20", "H800", "B200", "GB200", "B300", "GB300", "L4", "L40", "MI2", "MI3", "RTX", "GPU", "TPU", "GAUDI"}
+
+func isGPU(h string) bool {
+	h = strings.ToUpper(strings.TrimSpace(h))
+	for _, g := range gpuNames {
+		if strings.HasPrefix(h, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// dev rewrites a label's "GPU" to the campaign's device word.
+func (v *view) dev(s string) string {
+	if v.device == "GPU" {
+		return s
+	}
+	return strings.ReplaceAll(s, "GPU", v.device)
 }
 
 // hardwareOrder sorts GPU generations oldest first; unknown names sort after, alphabetically.
@@ -98,6 +122,13 @@ func newView(in Input) *view {
 			v.mbts = append(v.mbts, r.MaxNumBatchedTokens)
 		}
 	}
+	v.device = "GPU"
+	for _, r := range v.rows {
+		if !isGPU(r.Hardware) {
+			v.device = "device"
+			break
+		}
+	}
 	slices.Sort(v.mbts)
 	slices.SortFunc(v.variants, func(a, b *variant) int { return compareVariant(a.key, b.key) })
 	v.style()
@@ -139,7 +170,17 @@ func (v *view) style() {
 			}
 		}
 		x.label = strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
-		ck := fmt.Sprintf("%s/%d", k.Hardware, k.TP)
+		// one colour per (hardware, TP, and every other field that differs: shape, cache,
+		// engine, model, arm); strategy and MTP are carried by the marker.
+		ck := fmt.Sprintf("%s/%d/%s", k.Hardware, k.TP, k.Arm)
+		for _, opt := range []struct {
+			show bool
+			val  string
+		}{{showEngine, k.Engine}, {showShape, k.Shape}, {showCache, k.Cache}, {showModel, k.Model}} {
+			if opt.show {
+				ck += "/" + opt.val
+			}
+		}
 		if _, ok := colorIdx[ck]; !ok {
 			colorIdx[ck] = len(colorIdx)
 		}
