@@ -3,6 +3,7 @@ package schema
 // SimConfig tunes the built-in simulator behind a sim:// endpoint.
 type SimConfig struct {
 	Seed               int64     `yaml:"seed,omitempty" json:"seed,omitempty" range:"0,9007199254740991" doc:"seed for the simulator's random choices"`
+	Deterministic      bool      `yaml:"deterministic,omitempty" json:"deterministic,omitempty" doc:"test double for engine tests: no network and no wall clock; every recorded time and count of a point is a pure function of cell, concurrency and request index; no /metrics or DCGM exporter"`
 	ZeroDelay          bool      `yaml:"zero_delay,omitempty" json:"zero_delay,omitempty" doc:"stream as fast as possible (client benchmarks)"`
 	TTFTMs             float64   `yaml:"ttft_ms,omitempty" json:"ttft_ms,omitempty" range:"0,600000" doc:"base time to first token in ms (default 40)"`
 	PrefillMsPer1K     float64   `yaml:"prefill_ms_per_1k,omitempty" json:"prefill_ms_per_1k,omitempty" range:"0,600000" doc:"extra TTFT per 1,000 prompt tokens in ms (default 8)"`

@@ -82,6 +82,15 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 		if ep.Sim != nil {
 			cfg = *ep.Sim
 		}
+		if cfg.Deterministic { // no server, no samplers: they would read the wall clock
+			v, err := sim.NewVirtual(cfg)
+			if err != nil {
+				cleanup()
+				return nil, nil, fmt.Errorf("endpoint %s: %w", name, err)
+			}
+			env.Endpoints[name] = endpoint.Resolved{BaseURL: "http://deterministic.invalid", Sim: true, Virtual: v.Record}
+			continue
+		}
 		srv, err := sim.Start(ctx, cfg, ep.Model)
 		if err != nil {
 			cleanup()

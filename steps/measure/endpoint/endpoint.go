@@ -25,6 +25,10 @@ type Resolved struct {
 	MetricsURL string // server /metrics, empty when not exported
 	DCGMURL    string // DCGM exporter /metrics, empty when not exported
 	Sim        bool   // served by the in-process simulator
+	// Virtual, when set, answers requests instead of the network: the simulator's
+	// deterministic mode (a test double; see sim.Virtual). Arguments: cell, phase,
+	// concurrency, request index, prompt tokens, output budget.
+	Virtual func(cell, phase string, concurrency, index, inputTokens, outputTokens int) schema.RequestRecord
 }
 
 // IsSim reports whether an endpoint URL asks for the built-in simulator.

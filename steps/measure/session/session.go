@@ -34,6 +34,7 @@ type Session struct {
 	Source   workload.Source
 	Workload schema.Workload
 	Model    string
+	cell     string
 }
 
 // Open prepares a session for the task's cell (or for w when given, e.g. a prewarm shape).
@@ -56,7 +57,7 @@ func Open(ctx context.Context, t *engine.Task, w schema.Workload, salt string) (
 		client.Close()
 		return nil, fmt.Errorf("cell %s workload: %w", cellID(t), err)
 	}
-	return &Session{Endpoint: res, Client: client, Source: src, Workload: w, Model: t.Endpoint.Model}, nil
+	return &Session{Endpoint: res, Client: client, Source: src, Workload: w, Model: t.Endpoint.Model, cell: cellID(t)}, nil
 }
 
 // Close releases the session's connections.
@@ -70,6 +71,12 @@ func Salt(t *engine.Task, phase string, concurrency int) string {
 
 // Send streams request i of phase and returns its record.
 func (s *Session) Send(ctx context.Context, phase string, i int) schema.RequestRecord {
+	return s.send(ctx, phase, 1, i)
+}
+
+// send streams request i of phase sent at concurrency (which only a deterministic simulator
+// reads: its virtual clock places the request in the closed loop).
+func (s *Session) send(ctx context.Context, phase string, concurrency, i int) schema.RequestRecord {
 	p, err := s.Source.Prompt(i)
 	if err != nil {
 		return failed(i, phase, err)
@@ -77,6 +84,9 @@ func (s *Session) Send(ctx context.Context, phase string, i int) schema.RequestR
 	body, err := workload.Body(s.Model, p, s.Workload)
 	if err != nil {
 		return failed(i, phase, err)
+	}
+	if s.Endpoint.Virtual != nil {
+		return s.Endpoint.Virtual(s.cell, phase, concurrency, i, p.InputTokens, p.OutputTokens)
 	}
 	return s.Client.Stream(ctx, openai.Request{Index: i, Phase: phase, Body: body, InputTokens: p.InputTokens, RequestedOut: p.OutputTokens}).Record
 }
@@ -89,7 +99,7 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // Load runs one point's load and returns its records in index order.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	return loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
-		return s.Send(ctx, phase, i)
+		return s.send(ctx, phase, cfg.Concurrency, i)
 	}, progress)
 }
 
