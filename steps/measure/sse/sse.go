@@ -34,9 +34,10 @@ var ErrEventTooLarge = errors.New("sse: event too large")
 // large tool-call argument a few tens of KiB). The read buffer never grows past twice this.
 const DefaultMaxLine = 1 << 20
 
-// DefaultMaxEvent bounds one message's data (4 MiB: four maximal lines), so a reader holds
-// at most about 2×DefaultMaxLine + DefaultMaxEvent bytes however hostile the stream.
-const DefaultMaxEvent = 4 << 20
+// DefaultMaxEvent bounds one message's data (1 MiB, like a line: a chat chunk is one data
+// line), so a reader holds at most about 2×DefaultMaxLine + 2×DefaultMaxEvent bytes (the
+// buffers grow by doubling) however hostile the stream: tens of MB at c = 8, not GBs.
+const DefaultMaxEvent = 1 << 20
 
 const initialBuf = 4 << 10
 
