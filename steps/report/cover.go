@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
+	"github.com/johnfercher/maroto/v2/pkg/props"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/analysis/catalog"
@@ -28,8 +29,15 @@ func coverPage(d *doc, v *view, _ *artwork) {
 		}
 	}
 	d.space(2)
+	vl, ok := verdict(v)
+	var vc *props.Color
+	if !ok {
+		vc = &colorWarn
+	}
+	d.para(vl, 12, fontstyle.Bold, vc)
 	d.para(v.coverageLine(), 9, fontstyle.Bold, nil)
 	d.space(2)
+	headlinePart(d, v)
 
 	d.heading("Caveats")
 	for _, c := range caveats(v) {
@@ -187,6 +195,9 @@ func caveats(v *view) []string {
 		out = append(out, fmt.Sprintf("Grounding: none of the %d plot-ready points is DCGM byte-grounded; every number rests on client-side throughput alone (sol_rigor L1).", ready))
 	case grounded < ready:
 		out = append(out, fmt.Sprintf("Grounding: %d of %d plot-ready points are DCGM byte-grounded (sol_rigor L3); the other %d rest on client-side throughput alone (L1).", grounded, ready, ready-grounded))
+	}
+	if reqs, errs, pts := requestErrors(v); errs > 0 {
+		out = append(out, fmt.Sprintf("Request errors: %d of %d requests failed, on %s; throughput counts only the requests that succeeded.", errs, reqs, plural(pts, "point")))
 	}
 	if v.coverage.Failed+v.coverage.Partial > 0 {
 		out = append(out, fmt.Sprintf("Failures: %s failed and %s partial; their missing points are grey in the heatmaps and absent from the scatter panes.",

@@ -71,9 +71,14 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 	pages := []func(*doc, *view, *artwork){
 		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage,
 	}
-	for _, p := range pages {
+	contents := Contents(v.in)
+	for i, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		// a page without data is one line in the cover's contents table, not an empty page
+		if i < len(contents) && !contents[i].HasData {
+			continue
 		}
 		p(d, v, art)
 	}

@@ -259,3 +259,28 @@ func TestRenderContinuesLongPagesUnderTheirTitle(t *testing.T) {
 	text := pdfText(t, out)
 	mustContain(t, text, report.TitleScatter+" (continued)", report.TitleAA+" (continued)", "mbt 32768")
 }
+
+func TestCoverAnswersAtAGlance(t *testing.T) {
+	in := partialInput()
+	in.Gates = []schema.GateVerdict{
+		{Gate: "ttft", Node: "run-shape[aa-1k/c1]", Severity: schema.SeverityFail, Passed: false, Message: "TTFT p50 412 ms > 400 ms"},
+		{Gate: "ttft", Node: "run-shape[aa-1k/c10]", Severity: schema.SeverityFail, Passed: true},
+	}
+	out := filepath.Join(t.TempDir(), "out.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	text := pdfText(t, out)
+	mustContain(t, text,
+		"Verdict: FAIL (1 gate checks refused, 0 warned, 1 passed); 1 cell incomplete.",
+		"Headline numbers", "Peak output tok/s/GPU", "TTFT p50 (ms), lowest C",
+		"B200 NVFP4 TP8 EP aa-1k 86.3 at C=10",
+		"Request errors: 20 of 126 requests failed, on 2 points",
+		"Grounding: none of the 4 plot-ready points is DCGM byte-grounded",
+		// statistic names on axes and columns: p50 where the CLI and gates use it, mean where AA defines it
+		"TTFT p50 (ms)", "TTFT mean", "TTFO mean",
+	)
+	if strings.Contains(text, "TTFT avg") {
+		t.Error("an unlabelled 'avg' statistic is still printed")
+	}
+}

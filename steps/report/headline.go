@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// verdict is the cover's one-line answer to "is it good": the gate outcome, then what the
+// coverage lacks.
+func verdict(v *view) (string, bool) {
+	failed, warned, passed := 0, 0, 0
+	for _, g := range v.in.Gates {
+		switch {
+		case g.Passed:
+			passed++
+		case g.Severity == schema.SeverityFail:
+			failed++
+		default:
+			warned++
+		}
+	}
+	var s string
+	ok := true
+	switch {
+	case len(v.in.Gates) == 0:
+		s = "Verdict: NOT GATED (no quality gates were evaluated)"
+	case failed > 0:
+		s, ok = fmt.Sprintf("Verdict: FAIL (%d gate checks refused, %d warned, %d passed)", failed, warned, passed), false
+	case warned > 0:
+		s = fmt.Sprintf("Verdict: PASS WITH WARNINGS (%d warned, %d passed)", warned, passed)
+	default:
+		s = fmt.Sprintf("Verdict: PASS (all %d gate checks passed)", passed)
+	}
+	if n := v.coverage.Failed + v.coverage.Partial; n > 0 {
+		s += fmt.Sprintf("; %s incomplete", plural(n, "cell"))
+		ok = false
+	}
+	return s + ".", ok
+}
+
+// headline is one row per cell variant: its peak output throughput (and where), TTFT p50 at its
+// lowest concurrency, and how many requests failed.
+func headlinePart(d *doc, v *view) {
+	var rows [][]tcell
+	for _, x := range v.variants {
+		var peak, low *schema.AtlasRow
+		reqs, errs := 0, 0
+		for i := range v.rows {
+			r := &v.rows[i]
+			if keyOf(r) != x.key {
+				continue
+			}
+			reqs, errs = reqs+r.RequestCount+r.ErrorCount, errs+r.ErrorCount
+			if !r.PlotReady {
+				continue
+			}
+			if r.OutputTokPerSPerGPU != nil && (peak == nil || *r.OutputTokPerSPerGPU > *peak.OutputTokPerSPerGPU) {
+				peak = r
+			}
+			if r.TTFTP50Ms != nil && (low == nil || r.Concurrency < low.Concurrency) {
+				low = r
+			}
+		}
+		row := []tcell{plain(x.label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
+		if peak != nil {
+			row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+		}
+		if low != nil {
+			row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	d.heading("Headline numbers")
+	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
+		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, rows)
+	d.space(2)
+}
+
+// requestErrors totals requests and failed requests over the serving rows.
+func requestErrors(v *view) (reqs, errs, points int) {
+	for _, r := range v.rows {
+		reqs += r.RequestCount + r.ErrorCount // RequestCount counts the valid ones
+		errs += r.ErrorCount
+		if r.ErrorCount > 0 {
+			points++
+		}
+	}
+	return reqs, errs, points
+}
