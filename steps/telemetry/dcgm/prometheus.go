@@ -180,7 +180,7 @@ func (p *PrometheusSource) queryRange(ctx context.Context, query string, start, 
 	}
 	client := p.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = promscrape.DefaultClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {

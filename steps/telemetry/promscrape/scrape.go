@@ -53,7 +53,7 @@ func Parse(raw []byte, at time.Time) (*Scrape, error) {
 	return &Scrape{At: at, Raw: raw, Families: fams}, nil
 }
 
-// Fetcher fetches /metrics pages. The zero value works (http.DefaultClient, DefaultTimeout).
+// Fetcher fetches /metrics pages. The zero value works (DefaultClient: same-origin redirects only; DefaultTimeout).
 type Fetcher struct {
 	Client  *http.Client
 	Timeout time.Duration // per fetch; 0 means DefaultTimeout
@@ -81,7 +81,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Scrape, error) {
 	}
 	client := f.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = DefaultClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {
