@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 const gatesCampaign = `version: 1
@@ -95,5 +99,36 @@ func TestEditedGateLeavesNoStaleVerdict(t *testing.T) {
 	pub, _ := perfdagChild("publish", dir, "--no-strict").CombinedOutput()
 	if !strings.Contains(string(pub), "fast on run-shape[a/c1]") {
 		t.Errorf("publish does not record the standing fail verdict:\n%s", pub)
+	}
+}
+
+// Issue 9, reproduction 1: a fail gate that every point fails keeps the evidence. The run
+// exits 4, the atlas keeps both measured points, and the report states the coverage of
+// those points and the refused gate plainly.
+func TestFailGateKeepsEvidence(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "gates.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(gatesCampaign, "RULE", "ttft_p50_ms < 1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(work, "out")
+	cmd := perfdagChild("run", file, "--out", dir)
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != ExitRefused {
+		t.Fatalf("run exited %d, want %d:\n%s", code, ExitRefused, out)
+	}
+	atlas, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
+	if err != nil || strings.Count(string(atlas), "\n") != 2 {
+		t.Fatalf("atlas (%v) does not keep both failing points:\n%s", err, atlas)
+	}
+	tool := testkit.NeedTool(t, "pdftotext")
+	text, err := exec.Command(tool, campaigndir.Abs(dir, campaigndir.Report()), "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	for _, want := range []string{"2 plot-ready concurrency points", "REFUSED fast (fail): ttft_p50_ms < 1 is false — on run-shape[a/c1], run-shape[a/c2]"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("report lacks %q:\n%.1500s", want, text)
+		}
 	}
 }
