@@ -56,6 +56,9 @@ type AtlasRow struct {
 	MeanOutputTokens    *float64 `json:"mean_output_tokens"`
 	ReasoningTokenAvg   *float64 `json:"reasoning_token_avg"`
 	ReasoningField      string   `json:"reasoning_field,omitempty"`
+	// TokenBasis is what the token metrics count: server (usage) or o200k_base; empty on rows
+	// from sources that did not say (imports of old files, fixtures).
+	TokenBasis string `json:"token_basis,omitempty"`
 
 	AcceptanceLength   *float64 `json:"acceptance_length"`
 	SpecAcceptRate     *float64 `json:"spec_accept_rate"`
@@ -95,6 +98,9 @@ const (
 	FlagSteadyWindowUndercount = "steady_window_undercount"
 	FlagReasoningParserSuspect = "reasoning_parser_suspect"
 	FlagUsageMismatch          = "usage_mismatch"
+	FlagUsageDiscrepancy       = "usage_discrepancy"  // some mean |usage_*_diff_pct| > 10 % (AIPerf's threshold)
+	FlagTruncatedPrompts       = "truncated_prompts"  // the server cut some prompts: ISL received < asked
+	FlagProtocolViolation      = "protocol_violation" // the server broke the streaming protocol (see point violations)
 )
 
 // F returns a pointer to v, for the nullable fields of records.

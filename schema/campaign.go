@@ -30,7 +30,14 @@ type Endpoint struct {
 	TimeoutS      float64    `yaml:"request_timeout_s,omitempty" json:"request_timeout_s,omitempty" range:"0,86400" doc:"per-request timeout in seconds (default 600)"`
 	Sim           *SimConfig `yaml:"sim,omitempty" json:"sim,omitempty" doc:"simulator behaviour for sim:// endpoints"`
 	ReasoningHint bool       `yaml:"reasoning,omitempty" json:"reasoning,omitempty" doc:"the served model is a reasoning model (enables the unconfigured-parser check)"`
+	TokenBasis    string     `yaml:"token_basis,omitempty" json:"token_basis,omitempty" enum:"server,o200k_base" doc:"what the token statistics count: server (the usage the server reports) or o200k_base (the client's count of the text); default server when every valid request carried usage, else o200k_base"`
 }
+
+// Token bases a point's statistics can count with.
+const (
+	TokenBasisServer = "server"     // the server's usage (prompt_tokens, completion_tokens, ...)
+	TokenBasisO200k  = "o200k_base" // tiktoken o200k_base over the prompt and the returned text
+)
 
 // Identity names what a cell measured; atlas rows, TPM groups and the report key on it.
 type Identity struct {

@@ -7,39 +7,81 @@ type RequestRecord struct {
 	Index          int     `json:"index"`
 	Phase          string  `json:"phase"` // profiling, warmup, burn-in, prewarm
 	StartNs        int64   `json:"start_ns"`
-	HeadersNs      int64   `json:"headers_ns,omitempty"`      // response headers arrived
-	FirstTokenNs   int64   `json:"first_token_ns,omitempty"`  // first non-empty content or reasoning
-	FirstOutputNs  int64   `json:"first_output_ns,omitempty"` // first non-empty content (answer)
-	LastContentNs  int64   `json:"last_content_ns,omitempty"` // last non-empty content or reasoning
-	EndNs          int64   `json:"end_ns"`                    // stream closed or request failed
-	ChunkNs        []int64 `json:"chunk_ns,omitempty"`        // every content/reasoning message's first-byte time
-	InputTokens    int     `json:"input_tokens"`              // o200k_base tokens of the prompt
-	OutputTokens   int     `json:"output_tokens"`             // o200k_base tokens of the answer text
-	ReasoningTok   int     `json:"reasoning_tokens"`          // o200k_base tokens of the reasoning text
-	RequestedOut   int     `json:"requested_output_tokens"`   // max_tokens sent
-	UsagePrompt    *int    `json:"usage_prompt_tokens"`       // server usage, when sent
-	UsageComplete  *int    `json:"usage_completion_tokens"`   // server usage, when sent
-	UsageReasoning *int    `json:"usage_reasoning_tokens"`    // server usage, when sent
-	UsageMismatch  bool    `json:"usage_mismatch,omitempty"`  // |client − server| > min(5 %, 50)
-	ReasoningField string  `json:"reasoning_field,omitempty"` // reasoning_content, reasoning, or empty
-	FinishReason   string  `json:"finish_reason,omitempty"`   // from the last choice that carried one
-	Status         int     `json:"status"`                    // HTTP status
-	ErrorClass     string  `json:"error_class,omitempty"`     // empty when valid; see ErrorClass* constants
-	Error          string  `json:"error,omitempty"`           // message, never containing the API key
+	HeadersNs      int64   `json:"headers_ns,omitempty"`          // response headers arrived
+	FirstTokenNs   int64   `json:"first_token_ns,omitempty"`      // first non-empty content or reasoning
+	FirstOutputNs  int64   `json:"first_output_ns,omitempty"`     // first non-empty content (answer)
+	LastContentNs  int64   `json:"last_content_ns,omitempty"`     // last non-empty content or reasoning
+	EndNs          int64   `json:"end_ns"`                        // stream closed or request failed
+	ChunkNs        []int64 `json:"chunk_ns,omitempty"`            // every content/reasoning message's first-byte time
+	InputTokens    int     `json:"input_tokens"`                  // o200k_base tokens of the prompt
+	OutputTokens   int     `json:"output_tokens"`                 // o200k_base tokens of the answer text
+	ReasoningTok   int     `json:"reasoning_tokens"`              // o200k_base tokens of the reasoning text
+	RequestedOut   int     `json:"requested_output_tokens"`       // max_tokens sent
+	UsagePrompt    *int    `json:"usage_prompt_tokens"`           // server usage, when sent
+	UsageComplete  *int    `json:"usage_completion_tokens"`       // server usage, when sent
+	UsageReasoning *int    `json:"usage_reasoning_tokens"`        // server usage, when sent
+	UsageCached    *int    `json:"usage_cached_tokens,omitempty"` // server usage prompt_tokens_details.cached_tokens, when sent
+	UsageMismatch  bool    `json:"usage_mismatch,omitempty"`      // |client − server| > min(5 %, 50)
+	ReasoningField string  `json:"reasoning_field,omitempty"`     // reasoning_content, reasoning, or empty
+	FinishReason   string  `json:"finish_reason,omitempty"`       // from the last choice that carried one
+	Status         int     `json:"status"`                        // HTTP status
+	ErrorClass     string  `json:"error_class,omitempty"`         // empty when valid; see ErrorClass* constants
+	Error          string  `json:"error,omitempty"`               // message, never containing the API key
+	// ServerMessage is the server's own error text (SSE error field, JSON error body, HTTP
+	// status text), redacted, when the server said why it failed the request.
+	ServerMessage string `json:"server_message,omitempty"`
+	// PromptTruncated: the server received fewer prompt tokens than were sent (it cut the prompt).
+	PromptTruncated bool `json:"prompt_truncated,omitempty"`
+	// ConnectNs is the connection set-up this request waited for (dial + TLS); 0 on a reused connection.
+	ConnectNs int64 `json:"connect_ns,omitempty"`
+	// TLSNs is the TLS handshake part of ConnectNs.
+	TLSNs int64 `json:"tls_ns,omitempty"`
+	// ConnReused: the request went out on a connection opened before it.
+	ConnReused bool `json:"conn_reused,omitempty"`
+	// Retried: the first attempt failed on a connection the server had closed before answering,
+	// and this record is the retry on a fresh connection.
+	Retried bool `json:"retried,omitempty"`
+	// Violations are the protocol violations this response showed (Violation* constants).
+	Violations []string `json:"violations,omitempty"`
+	// Timings are the server's own per-request timings, when it returns them (llama.cpp).
+	Timings *ServerTimings `json:"server_timings,omitempty"`
 }
+
+// ServerTimings is llama.cpp's per-request `timings` object: the server's own view of the
+// request (prompt processing and generation, in ms and tokens).
+type ServerTimings struct {
+	PromptN             int     `json:"prompt_n"`               // prompt tokens processed (not cached)
+	PromptMs            float64 `json:"prompt_ms"`              // prompt processing time
+	PromptPerTokenMs    float64 `json:"prompt_per_token_ms"`    // prompt_ms / prompt_n
+	PromptPerSecond     float64 `json:"prompt_per_second"`      // prompt tokens per second
+	PredictedN          int     `json:"predicted_n"`            // tokens generated
+	PredictedMs         float64 `json:"predicted_ms"`           // generation time
+	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"` // predicted_ms / predicted_n: the server's ITL
+	PredictedPerSecond  float64 `json:"predicted_per_second"`   // generated tokens per second per request
+}
+
+// Protocol violations a response can show; each is counted on the point, never folded in.
+const (
+	ViolationNotStreamed = "non_streamed_reply"     // a streaming request answered with one JSON body
+	ViolationAfterDone   = "content_after_done"     // data after [DONE] (ignored)
+	ViolationHeldOpen    = "stream_held_after_done" // the server kept the stream open after [DONE]
+	ViolationMultiChoice = "multiple_choices"       // a chunk carried more than one choice
+	ViolationUsageFarOff = "usage_far_off"          // usage completion_tokens disagrees with the text by > 50 %
+)
 
 // Error classes a request can fail with; statistics exclude them and count them by class.
 const (
-	ErrorHTTP      = "http_status"    // non-2xx status
-	ErrorRateLimit = "http_429"       // HTTP 429
-	ErrorSSE       = "sse_error"      // SSE event: error
-	ErrorInBand    = "inband_error"   // data: {"error": ...} with HTTP 200
-	ErrorTimeout   = "timeout"        // per-request timeout
-	ErrorDropped   = "dropped_stream" // stream ended without [DONE] or finish
-	ErrorMalformed = "malformed"      // a data message that is not valid JSON
-	ErrorConnect   = "connect"        // could not connect or send
-	ErrorEmpty     = "empty_response" // finished without any content or reasoning
-	ErrorCancelled = "cancelled"      // the run was interrupted
+	ErrorHTTP      = "http_status"      // non-2xx status
+	ErrorRateLimit = "http_429"         // HTTP 429
+	ErrorSSE       = "sse_error"        // SSE event: error
+	ErrorInBand    = "inband_error"     // data: {"error": ...} with HTTP 200
+	ErrorTimeout   = "timeout"          // per-request timeout
+	ErrorDropped   = "dropped_stream"   // stream ended without [DONE] or finish
+	ErrorMalformed = "malformed"        // a data message that is not valid JSON
+	ErrorConnect   = "connect"          // could not connect or send
+	ErrorEmpty     = "empty_response"   // finished without any content or reasoning
+	ErrorCancelled = "cancelled"        // the run was interrupted
+	ErrorContext   = "context_exceeded" // the server refused a prompt longer than its context
 	// The bounds a hostile server can hit (see steps/measure/openai's guard.go).
 	ErrorRedirect  = "redirect"             // a 3xx: never followed, so the key stays with the origin
 	ErrorOversized = "oversized_event"      // an SSE line or event, or a JSON body, past its bound
@@ -117,6 +159,39 @@ type Point struct {
 	MeanISL               float64 `json:"mean_isl"`
 	MeanOSL               float64 `json:"mean_osl"`
 	UsageMismatches       int     `json:"usage_mismatches"`
+
+	// Token accounting (see TokenBasis*). ISL stays the asked (o200k_base) prompt size; OSL,
+	// output/reasoning tokens, ITL and the token throughputs count on TokenBasis.
+	TokenBasis          string `json:"token_basis"`                     // server or o200k_base: what OSL, ITL and tok/s count
+	TokenBasisFallbacks int    `json:"token_basis_fallbacks,omitempty"` // valid requests without usage counted on o200k_base under the server basis
+	ISLReceived         *Stat  `json:"isl_received"`                    // usage.prompt_tokens: the prompt the server actually processed
+	CachedTokens        *Stat  `json:"cached_tokens"`                   // usage.prompt_tokens_details.cached_tokens
+	// AIPerf's usage_*_diff_pct: mean over requests of (server − o200k_base) / o200k_base × 100.
+	UsagePromptDiffPct     *float64 `json:"usage_prompt_diff_pct"`
+	UsageCompletionDiffPct *float64 `json:"usage_completion_diff_pct"`
+	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct"`
+	UsageDiscrepancy       bool     `json:"usage_discrepancy"` // some |usage_*_diff_pct| > UsageDiffThresholdPct
+	TruncatedPrompts       int      `json:"truncated_prompts"` // requests whose prompt the server cut (record.prompt_truncated)
+
+	// ErrorMessages are the distinct redacted server messages per error class (at most 5 each).
+	ErrorMessages map[string][]string `json:"error_messages,omitempty"`
+	// Violations counts protocol violations by Violation* name (requests showing each).
+	Violations map[string]int `json:"violations,omitempty"`
+	Retries    int            `json:"retries"` // requests retried once after a stale idle connection
+
+	ConnectMs      *Stat `json:"connect_ms"`      // connection set-up (dial + TLS) of requests that opened one
+	NewConnections int   `json:"new_connections"` // requests of the window that opened a connection
+
+	// Server-side timings (llama.cpp `timings`), over valid requests that returned them.
+	ServerPromptMs          *Stat `json:"server_prompt_ms"`            // timings.prompt_ms
+	ServerPredictedMs       *Stat `json:"server_predicted_ms"`         // timings.predicted_ms
+	ServerITLMs             *Stat `json:"server_itl_ms"`               // timings.predicted_per_token_ms
+	ServerOutputTokPerUser  *Stat `json:"server_tps_per_user"`         // timings.predicted_per_second
+	TTFTMinusServerPromptMs *Stat `json:"ttft_minus_server_prompt_ms"` // client TTFT − timings.prompt_ms, per request
+	ServerTimedRequests     int   `json:"server_timed_requests"`       // valid requests that carried timings
+	// MetricsFamilies names the engine metric families the /metrics scrape recognised
+	// (vllm, sglang, llamacpp, trtllm, dynamo); "none" when the scrape found none known.
+	MetricsFamilies string `json:"metrics_families,omitempty"`
 
 	Reasoning              bool   `json:"reasoning"`                // any reasoning tokens were seen
 	ReasoningField         string `json:"reasoning_field"`          // reasoning_content, reasoning, none

@@ -36,6 +36,9 @@ type EndpointInfo struct {
 	APIKeyEnv  string `json:"api_key_env,omitempty"`
 	MetricsURL string `json:"metrics_url,omitempty"`
 	Server     string `json:"server,omitempty"` // what the server reported of itself (version, build)
+	// TokenBasis is the endpoint's token_basis as configured ("" = the default: server when
+	// every valid request carried usage, else o200k_base; each point records the one it used).
+	TokenBasis string `json:"token_basis,omitempty"`
 }
 
 // WriteInfo writes run.json atomically.
@@ -78,6 +81,11 @@ func WriteSource(dir string, info Info) error {
 		if ep.MetricsURL != "" {
 			fmt.Fprintf(&b, "- metrics: %s\n", ep.MetricsURL)
 		}
+		basis := ep.TokenBasis
+		if basis == "" {
+			basis = "server usage when every request reports it, else o200k_base (default; each point.json says which)"
+		}
+		fmt.Fprintf(&b, "- token basis: %s\n", basis)
 		if ep.Server != "" {
 			fmt.Fprintf(&b, "- server: %s\n", ep.Server)
 		}

@@ -72,16 +72,19 @@ type dialect struct {
 	placeholder func(i int) string // 1-based
 	lock        string             // statement that serializes publishers inside a transaction
 	tableExists string             // SELECT COUNT(*) of tables named $1
+	columns     string             // SELECT the column names and NOT NULL-ness of table $1
 }
 
 var (
 	sqliteDialect = dialect{name: "sqlite", placeholder: func(int) string { return "?" },
-		tableExists: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"}
+		tableExists: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+		columns:     "SELECT name, \"notnull\" FROM pragma_table_info(?)"}
 	// The advisory lock key is arbitrary but fixed: every perfdag publisher takes the same one,
 	// so two publishes (and first-time table creation) never interleave.
 	postgresDialect = dialect{name: "postgres", placeholder: func(i int) string { return fmt.Sprintf("$%d", i) },
 		lock:        "SELECT pg_advisory_xact_lock(7270010001)",
-		tableExists: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"}
+		tableExists: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1",
+		columns:     "SELECT column_name, CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1"}
 )
 
 // columnNames lists a table's column names.

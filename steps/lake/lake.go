@@ -224,7 +224,9 @@ func (l *Lake) ensureSchema(ctx context.Context, tx txn, now time.Time) error {
 		sig := t.Signature()
 		if old, ok := have[t.Name]; ok {
 			if old != sig {
-				return fmt.Errorf("table %s in this lake was created with other columns (signature %.12s, this perfdag writes %.12s): publish to a new lake, or migrate the table to the DDL of `steps/lake` Schema()", t.Name, old, sig)
+				if err := l.addColumns(ctx, tx, t, old, sig); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -236,6 +238,57 @@ func (l *Lake) ensureSchema(ctx context.Context, tx txn, now time.Time) error {
 		if _, err := tx.exec(ctx, q, t.Name, sig, now.UTC().Format(time.RFC3339)); err != nil {
 			return fmt.Errorf("record %s in %s: %w", t.Name, MetaTable, err)
 		}
+	}
+	return nil
+}
+
+// addColumns brings a table created by an older perfdag up to t: columns t added since are
+// nullable, so they are added (old rows read NULL) and the new signature is recorded. Any other
+// difference — a column gone, or a new NOT NULL column — refuses the lake before a row is written.
+func (l *Lake) addColumns(ctx context.Context, tx txn, t Table, old, sig string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("table %s in this lake was created with other columns (signature %.12s, this perfdag writes %.12s): %s: publish to a new lake, or migrate the table to the DDL of `steps/lake` Schema()", t.Name, old, sig, why)
+	}
+	rows, err := tx.query(ctx, l.d.columns, t.Name)
+	if err != nil {
+		return fmt.Errorf("read the columns of %s: %w", t.Name, err)
+	}
+	stored := map[string]bool{} // name → NOT NULL
+	for _, r := range rows {
+		n, _ := normalize(Column{Type: Text}, r[0])
+		name, _ := n.(string)
+		v, _ := normalize(Column{Type: BigInt}, r[1])
+		nn, _ := v.(int64)
+		stored[name] = nn != 0
+	}
+	want := map[string]bool{}
+	var missing []Column
+	for _, c := range t.Columns {
+		want[c.Name] = true
+		if _, ok := stored[c.Name]; ok {
+			continue
+		}
+		if !c.Null {
+			return refuse("new column " + c.Name + " is NOT NULL")
+		}
+		missing = append(missing, c)
+	}
+	for name, notNull := range stored {
+		if !want[name] && notNull {
+			return refuse("column " + name + " is no longer written")
+		}
+	}
+	if len(missing) == 0 {
+		return refuse("no column to add explains the difference")
+	}
+	for _, c := range missing {
+		if _, err := tx.exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", t.Name, c.Name, c.Type)); err != nil {
+			return fmt.Errorf("add column %s to %s: %w", c.Name, t.Name, err)
+		}
+	}
+	q := fmt.Sprintf("UPDATE %s SET columns_sha256 = %s WHERE table_name = %s", MetaTable, l.d.placeholder(1), l.d.placeholder(2))
+	if _, err := tx.exec(ctx, q, sig, t.Name); err != nil {
+		return fmt.Errorf("record the columns of %s in %s: %w", t.Name, MetaTable, err)
 	}
 	return nil
 }

@@ -75,6 +75,11 @@ type Result struct {
 	ReasoningParserSuspect bool     `json:"reasoning_parser_suspect"`
 	SteadyWindowUndercount bool     `json:"steady_window_undercount"`
 	UsageMismatches        int      `json:"usage_mismatches"`
+	TokenBasis             string   `json:"token_basis"`       // server or o200k_base: what OSL, ITL and tok/s count
+	UsageDiscrepancy       bool     `json:"usage_discrepancy"` // some |usage_*_diff_pct| > 10 %
+	TruncatedPrompts       int      `json:"truncated_prompts"` // prompts the server cut
+	Violations             int      `json:"violations"`        // protocol violations, all kinds
+	Retries                int      `json:"retries"`           // requests retried after a stale idle connection
 	ErrorClasses           []string `json:"error_classes"`
 	// Files names what the point wrote, for the steps that read it (scrape-spec's second
 	// half, dcgm-correlate, aggregate).
@@ -174,7 +179,8 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
-		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint)})
+		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
+		TokenBasis: t.Endpoint.TokenBasis})
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
@@ -231,6 +237,10 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
 	}
 	sort.Strings(classes)
+	violations := 0
+	for _, n := range p.Violations {
+		violations += n
+	}
 	return &Result{
 		Cell: p.Cell, Concurrency: p.Concurrency, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
 		ErrorCount: p.ErrorCount, Status: p.Status,
@@ -241,7 +251,8 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		AAOutputSpeed: p.AAOutputSpeed, MeanISL: p.MeanISL, MeanOSL: p.MeanOSL, WindowS: p.WindowS,
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
-		Files: files,
+		TokenBasis: p.TokenBasis, UsageDiscrepancy: p.UsageDiscrepancy, TruncatedPrompts: p.TruncatedPrompts,
+		Violations: violations, Retries: p.Retries, Files: files,
 	}
 }
 

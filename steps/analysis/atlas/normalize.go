@@ -198,6 +198,16 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	if p.UsageMismatches > 0 {
 		row.Flags = append(row.Flags, schema.FlagUsageMismatch)
 	}
+	row.TokenBasis = p.TokenBasis
+	if p.UsageDiscrepancy {
+		row.Flags = append(row.Flags, schema.FlagUsageDiscrepancy)
+	}
+	if p.TruncatedPrompts > 0 {
+		row.Flags = append(row.Flags, schema.FlagTruncatedPrompts)
+	}
+	if len(p.Violations) > 0 {
+		row.Flags = append(row.Flags, schema.FlagProtocolViolation)
+	}
 }
 
 // fillDCGM joins the cell's DCGM window means for this point and derives tokens per watt.

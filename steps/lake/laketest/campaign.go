@@ -86,6 +86,7 @@ func measured(s Spec, i int, id string, c int) schema.AtlasRow {
 	r.OutputTokPerSPerGPU, r.TotalTokPerSPerGPU = schema.F(out/float64(r.GPUs)), schema.F(out*2.02/float64(r.GPUs))
 	r.TokPerSPerUser, r.AAOutputSpeed = schema.F(1000/itl), schema.F(1000/itl*1.01)
 	r.MeanInputTokens, r.MeanOutputTokens = schema.F(1000+0.25*float64(i)), schema.F(1000)
+	r.TokenBasis = schema.TokenBasisServer
 	if i%2 == 1 { // a reasoning cell: TTFO and its coverage are measured only here
 		r.TTFOAvgMs, r.TTFOCoverage = schema.F(ttft*3), schema.F(0.97)
 		r.ReasoningTokenAvg, r.ReasoningField = schema.F(412.5), "reasoning_content"

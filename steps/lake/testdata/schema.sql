@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   mean_output_tokens DOUBLE PRECISION,
   reasoning_token_avg DOUBLE PRECISION,
   reasoning_field TEXT,
+  token_basis TEXT, -- what the token metrics count: server (usage) or o200k_base; NULL when the source did not say
   acceptance_length DOUBLE PRECISION,
   spec_accept_rate DOUBLE PRECISION,
   prefix_cache_hit_rate DOUBLE PRECISION,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/sse"
 	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
@@ -19,6 +20,8 @@ type analysis struct {
 	reasoningField string
 	finish         string
 	usage          *Usage
+	timings        *schema.ServerTimings
+	multiChoice    bool   // some chunk carried more than one choice
 	sseError       string // data of an `event: error` message
 	inBand         string // `error` value of an in-band error payload
 	malformed      string // why a data message was not a JSON chunk
@@ -57,6 +60,12 @@ func analyze(msgs []sse.Message) analysis {
 		}
 		if ch.Usage != nil {
 			a.usage = ch.Usage
+		}
+		if ch.Timings != nil {
+			a.timings = ch.Timings
+		}
+		if ch.Choices > 1 {
+			a.multiChoice = true
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason

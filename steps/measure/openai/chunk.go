@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
 // Names of the two reasoning delta fields servers use (vLLM/SGLang reasoning parsers emit
@@ -16,12 +18,14 @@ const (
 // Chunk is what perfdag reads from one chat-completion chunk (streaming) or completion
 // (non-streaming): only the fields a measurement needs.
 type Chunk struct {
-	Content        string // non-empty answer text (content plus tool-call name and arguments)
-	Reasoning      string // non-empty reasoning text
-	ReasoningField string // which field carried Reasoning
-	FinishReason   string // last non-empty finish_reason among the choices
-	Usage          *Usage // the usage object, when present
-	Error          string // the raw `error` value when the payload is an in-band error
+	Content        string                // non-empty answer text (content plus tool-call name and arguments)
+	Reasoning      string                // non-empty reasoning text
+	ReasoningField string                // which field carried Reasoning
+	FinishReason   string                // last non-empty finish_reason among the choices
+	Usage          *Usage                // the usage object, when present
+	Timings        *schema.ServerTimings // llama.cpp's per-request timings, when present
+	Choices        int                   // how many choices the chunk carried
+	Error          string                // the raw `error` value when the payload is an in-band error
 }
 
 // Usage is a server's token accounting.
@@ -29,6 +33,7 @@ type Usage struct {
 	PromptTokens     *int
 	CompletionTokens *int
 	ReasoningTokens  *int
+	CachedTokens     *int // prompt_tokens_details.cached_tokens
 }
 
 // Visible reports whether the chunk carries a token: non-empty content or reasoning.
@@ -36,9 +41,10 @@ type Usage struct {
 func (c Chunk) Visible() bool { return c.Content != "" || c.Reasoning != "" }
 
 type wireChunk struct {
-	Choices []wireChoice    `json:"choices"`
-	Usage   *wireUsage      `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	Choices []wireChoice          `json:"choices"`
+	Usage   *wireUsage            `json:"usage"`
+	Error   json.RawMessage       `json:"error"`
+	Timings *schema.ServerTimings `json:"timings"`
 }
 
 type wireChoice struct {
@@ -67,6 +73,9 @@ type wireUsage struct {
 	CompletionTokensDetails *struct {
 		ReasoningTokens *int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // ParseChunk decodes one data payload. A payload that is not a JSON object is an error (the
@@ -86,8 +95,12 @@ func ParseChunk(data []byte) (Chunk, error) {
 		if d := w.Usage.CompletionTokensDetails; d != nil {
 			u.ReasoningTokens = d.ReasoningTokens
 		}
+		if d := w.Usage.PromptTokensDetails; d != nil {
+			u.CachedTokens = d.CachedTokens
+		}
 		c.Usage = u
 	}
+	c.Timings, c.Choices = w.Timings, len(w.Choices)
 	var content, reasoning strings.Builder
 	for _, ch := range w.Choices {
 		if ch.FinishReason != nil && *ch.FinishReason != "" {

@@ -205,7 +205,9 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 	rec.FinishReason, rec.ReasoningField = a.finish, a.reasoningField
 	if a.usage != nil {
 		rec.UsagePrompt, rec.UsageComplete, rec.UsageReasoning = a.usage.PromptTokens, a.usage.CompletionTokens, a.usage.ReasoningTokens
+		rec.UsageCached = a.usage.CachedTokens
 	}
+	rec.Timings = a.timings
 	rec.OutputTokens = countTokens(a.content)
 	rec.ReasoningTok = countTokens(a.reasoning)
 	<-c.analysis

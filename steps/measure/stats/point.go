@@ -30,6 +30,9 @@ type Options struct {
 	Mode           string
 	GPUs           int  // GPUs serving the endpoint, for the per-GPU throughputs (0 = not known)
 	ReasoningModel bool // the caller expects reasoning: flags a parser that folds it into content
+	// TokenBasis is the endpoint's token_basis: server, o200k_base, or "" for the default
+	// (server when every valid request carried usage, else o200k_base).
+	TokenBasis string
 }
 
 // Class returns the error class a record counts under, "" when it is a valid measurement.
@@ -63,7 +66,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		ttft, ttfo, itl, icl, lat, tps           []float64
 		isl, osl, out, reason                    []float64
 		failed                                   int
-		sumISL, sumOSL                           float64
+		sumISL, sumIn, sumOSL                    float64
 		aaTokens, aaSeconds                      float64
 		winStart, winEnd                         int64
 		answered, sameFirst, mismatches, reasonN int
@@ -89,16 +92,25 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		valid = append(valid, r)
 	}
 	p.RequestCount, p.ErrorCount = len(valid), failed
+	p.TokenBasis = ResolveBasis(o.TokenBasis, valid)
+	counts := make([]tokenCount, len(valid))
+	for i, r := range valid {
+		counts[i] = countOn(p.TokenBasis, r)
+		if counts[i].fallback {
+			p.TokenBasisFallbacks++
+		}
+	}
 	if firstStart > 0 {
 		p.StartedAt = time.Unix(0, firstStart).UTC().Format(time.RFC3339Nano)
 	}
 	if lastEnd > 0 {
 		p.EndedAt = time.Unix(0, lastEnd).UTC().Format(time.RFC3339Nano)
 	}
-	for _, r := range valid {
+	for i, r := range valid {
 		t := ms(r.FirstTokenNs - r.StartNs)
 		l := ms(r.LastContentNs - r.StartNs)
-		n := r.OutputTokens + r.ReasoningTok
+		tc := counts[i]
+		n := tc.output + tc.reasoning
 		ttft = append(ttft, t)
 		lat = append(lat, l)
 		if r.FirstOutputNs != 0 {
@@ -128,9 +140,10 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		}
 		isl = append(isl, float64(r.InputTokens))
 		osl = append(osl, float64(n))
-		out = append(out, float64(r.OutputTokens))
-		reason = append(reason, float64(r.ReasoningTok))
+		out = append(out, float64(tc.output))
+		reason = append(reason, float64(tc.reasoning))
 		sumISL += float64(r.InputTokens)
+		sumIn += float64(tc.input)
 		sumOSL += float64(n)
 		if winStart == 0 || r.StartNs < winStart {
 			winStart = r.StartNs
@@ -161,7 +174,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		p.WindowS = w
 		p.RequestThroughput = float64(len(valid)) / w
 		p.OutputTokenThroughput = sumOSL / w
-		p.TotalTokenThroughput = (sumISL + sumOSL) / w
+		p.TotalTokenThroughput = (sumIn + sumOSL) / w
 		if o.GPUs > 0 {
 			p.OutputTokPerSPerGPU = p.OutputTokenThroughput / float64(o.GPUs)
 			p.TotalTokPerSPerGPU = p.TotalTokenThroughput / float64(o.GPUs)
@@ -171,6 +184,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		p.AAOutputSpeed = aaTokens / aaSeconds
 	}
 	p.UsageMismatches = mismatches
+	fidelity(&p, records, valid)
 	p.Reasoning = reasonN > 0
 	p.ReasoningField = dominantField(fieldCount)
 	p.ReasoningParserSuspect = o.ReasoningModel && len(valid) > 0 && sameFirst == len(valid)

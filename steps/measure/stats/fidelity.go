@@ -1,0 +1,174 @@
+package stats
+
+import (
+	"math"
+	"sort"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// UsageDiffThresholdPct is AIPerf's discrepancy threshold: a point whose mean
+// |usage_*_diff_pct| exceeds it is flagged usage_discrepancy.
+const UsageDiffThresholdPct = 10.0
+
+// MaxErrorMessages bounds the distinct server messages a point keeps per error class.
+const MaxErrorMessages = 5
+
+// UnitPct is the unit of the discrepancy metrics.
+const UnitPct = "%"
+
+// ResolveBasis returns the token basis a point counts on: the configured one, else server
+// when every valid request carried usage.completion_tokens, else o200k_base.
+func ResolveBasis(configured string, valid []schema.RequestRecord) string {
+	if configured != "" {
+		return configured
+	}
+	if len(valid) == 0 {
+		return schema.TokenBasisO200k
+	}
+	for _, r := range valid {
+		if r.UsageComplete == nil {
+			return schema.TokenBasisO200k
+		}
+	}
+	return schema.TokenBasisServer
+}
+
+// tokenCount is one request's token counts on the point's basis.
+type tokenCount struct {
+	input, output, reasoning int
+	fallback                 bool // server basis asked, but the request carried no usage
+}
+
+// countOn counts a record on basis: the server's usage (completion_tokens includes reasoning
+// tokens, as OpenAI defines it), or the client's o200k_base counts.
+func countOn(basis string, r schema.RequestRecord) tokenCount {
+	if basis == schema.TokenBasisServer {
+		if r.UsageComplete != nil {
+			c := tokenCount{input: r.InputTokens, output: *r.UsageComplete}
+			if r.UsageReasoning != nil {
+				c.reasoning = min(*r.UsageReasoning, c.output)
+				c.output -= c.reasoning
+			}
+			if r.UsagePrompt != nil {
+				c.input = *r.UsagePrompt
+			}
+			return c
+		}
+		return tokenCount{input: r.InputTokens, output: r.OutputTokens, reasoning: r.ReasoningTok, fallback: true}
+	}
+	return tokenCount{input: r.InputTokens, output: r.OutputTokens, reasoning: r.ReasoningTok}
+}
+
+// diffPct is AIPerf's usage_*_diff_pct of one request: (server − client) / client × 100; ok
+// false when either side is missing or the client count is zero.
+func diffPct(server *int, client int) (float64, bool) {
+	if server == nil || client <= 0 {
+		return 0, false
+	}
+	return float64(*server-client) / float64(client) * 100, true
+}
+
+// fidelity fills the point's cross-checks: usage discrepancy, received ISL and truncation,
+// error messages, protocol violations, connections and the server's own timings.
+func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
+	var isl, cached, prompt, completion, reasoning, conn []float64
+	var sPrompt, sPred, sITL, sTPS, gap []float64
+	for _, r := range records {
+		if r.Phase != PhaseProfiling {
+			continue
+		}
+		if r.ConnectNs > 0 {
+			conn = append(conn, ms(r.ConnectNs))
+			p.NewConnections++
+		}
+		if r.Retried {
+			p.Retries++
+		}
+		if r.PromptTruncated {
+			p.TruncatedPrompts++
+		}
+		for _, v := range r.Violations {
+			if p.Violations == nil {
+				p.Violations = map[string]int{}
+			}
+			p.Violations[v]++
+		}
+		if c := Class(r); c != "" && r.ServerMessage != "" {
+			addMessage(p, c, r.ServerMessage)
+		}
+	}
+	for _, r := range valid {
+		if r.UsagePrompt != nil {
+			isl = append(isl, float64(*r.UsagePrompt))
+		}
+		if r.UsageCached != nil {
+			cached = append(cached, float64(*r.UsageCached))
+		}
+		if v, ok := diffPct(r.UsagePrompt, r.InputTokens); ok {
+			prompt = append(prompt, v)
+		}
+		if r.UsageComplete != nil && r.UsageReasoning != nil {
+			ans := *r.UsageComplete - *r.UsageReasoning
+			if v, ok := diffPct(&ans, r.OutputTokens); ok {
+				completion = append(completion, v)
+			}
+			if v, ok := diffPct(r.UsageReasoning, r.ReasoningTok); ok {
+				reasoning = append(reasoning, v)
+			}
+		} else if v, ok := diffPct(r.UsageComplete, r.OutputTokens+r.ReasoningTok); ok {
+			completion = append(completion, v)
+		}
+		if t := r.Timings; t != nil {
+			p.ServerTimedRequests++
+			sPrompt = append(sPrompt, t.PromptMs)
+			sPred = append(sPred, t.PredictedMs)
+			if t.PredictedN > 0 {
+				sITL = append(sITL, t.PredictedPerTokenMs)
+				sTPS = append(sTPS, t.PredictedPerSecond)
+			}
+			gap = append(gap, ms(r.FirstTokenNs-r.StartNs)-t.PromptMs)
+		}
+	}
+	p.ISLReceived, p.CachedTokens = Summarize(isl, UnitTokens), Summarize(cached, UnitTokens)
+	p.UsagePromptDiffPct, p.UsageCompletionDiffPct, p.UsageReasoningDiffPct = mean(prompt), mean(completion), mean(reasoning)
+	for _, d := range []*float64{p.UsagePromptDiffPct, p.UsageCompletionDiffPct, p.UsageReasoningDiffPct} {
+		if d != nil && math.Abs(*d) > UsageDiffThresholdPct {
+			p.UsageDiscrepancy = true
+		}
+	}
+	p.ConnectMs = Summarize(conn, UnitMs)
+	p.ServerPromptMs, p.ServerPredictedMs = Summarize(sPrompt, UnitMs), Summarize(sPred, UnitMs)
+	p.ServerITLMs, p.ServerOutputTokPerUser = Summarize(sITL, UnitMs), Summarize(sTPS, UnitTPSUser)
+	p.TTFTMinusServerPromptMs = Summarize(gap, UnitMs)
+}
+
+// addMessage keeps a distinct server message under its class, at most MaxErrorMessages.
+func addMessage(p *schema.Point, class, msg string) {
+	if p.ErrorMessages == nil {
+		p.ErrorMessages = map[string][]string{}
+	}
+	have := p.ErrorMessages[class]
+	if len(have) >= MaxErrorMessages {
+		return
+	}
+	i := sort.SearchStrings(have, msg)
+	if i < len(have) && have[i] == msg {
+		return
+	}
+	have = append(have, "")
+	copy(have[i+1:], have[i:])
+	have[i] = msg
+	p.ErrorMessages[class] = have
+}
+
+func mean(v []float64) *float64 {
+	if len(v) == 0 {
+		return nil
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return schema.F(s / float64(len(v)))
+}

@@ -1,0 +1,92 @@
+package stats
+
+import (
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+func ip(v int) *int { return &v }
+
+// basisRecords are two valid requests where the server's counts differ from o200k_base:
+// 200 server prompt tokens for 100 asked, 128 completion tokens for 100 (r0) and 90 (r1)
+// client tokens; r1 carries llama.cpp timings; r2 fails with a server message; r3 was truncated.
+func basisRecords() []schema.RequestRecord {
+	return []schema.RequestRecord{
+		{Index: 0, Phase: "profiling", StartNs: at(0), FirstTokenNs: at(100), FirstOutputNs: at(100), LastContentNs: at(1370), EndNs: at(1371),
+			InputTokens: 100, OutputTokens: 100, UsagePrompt: ip(200), UsageComplete: ip(128), UsageCached: ip(0), ConnectNs: 2e6},
+		{Index: 1, Phase: "profiling", StartNs: at(0), FirstTokenNs: at(100), FirstOutputNs: at(100), LastContentNs: at(1370), EndNs: at(1371),
+			InputTokens: 100, OutputTokens: 90, UsagePrompt: ip(200), UsageComplete: ip(128), ConnReused: true,
+			Timings:    &schema.ServerTimings{PromptN: 200, PromptMs: 80, PredictedN: 128, PredictedMs: 1270, PredictedPerTokenMs: 10, PredictedPerSecond: 100},
+			Violations: []string{schema.ViolationMultiChoice}},
+		{Index: 2, Phase: "profiling", StartNs: at(0), EndNs: at(5), ErrorClass: schema.ErrorContext, ServerMessage: "the request exceeds the available context size"},
+		{Index: 3, Phase: "profiling", StartNs: at(0), EndNs: at(5), ErrorClass: schema.ErrorContext, ServerMessage: "the request exceeds the available context size", PromptTruncated: true},
+	}
+}
+
+func TestTokenBasis(t *testing.T) {
+	for _, tc := range []struct {
+		name, configured, want string
+		osl, itl               float64
+	}{
+		{"default with usage is server", "", schema.TokenBasisServer, 128, 10},
+		{"server", schema.TokenBasisServer, schema.TokenBasisServer, 128, 10},
+		{"o200k_base", schema.TokenBasisO200k, schema.TokenBasisO200k, 95, (1270.0/99 + 1270.0/89) / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Compute(basisRecords(), Options{Concurrency: 2, TokenBasis: tc.configured})
+			if p.TokenBasis != tc.want {
+				t.Fatalf("token_basis = %q, want %q", p.TokenBasis, tc.want)
+			}
+			if !near(p.MeanOSL, tc.osl) || !near(p.ITL.Avg, tc.itl) {
+				t.Errorf("mean OSL %v ITL %v, want %v and %v", p.MeanOSL, p.ITL.Avg, tc.osl, tc.itl)
+			}
+			if !near(p.MeanISL, 100) || p.ISLReceived == nil || !near(p.ISLReceived.Avg, 200) {
+				t.Errorf("asked ISL %v, received %+v: want 100 and 200", p.MeanISL, p.ISLReceived)
+			}
+		})
+	}
+	// A request without usage makes the default o200k_base.
+	recs := basisRecords()
+	recs[1].UsageComplete = nil
+	if b := Compute(recs, Options{}).TokenBasis; b != schema.TokenBasisO200k {
+		t.Errorf("default basis with a usage-less request = %q, want o200k_base", b)
+	}
+	// ... and a forced server basis counts it on o200k_base, saying so.
+	if p := Compute(recs, Options{TokenBasis: schema.TokenBasisServer}); p.TokenBasisFallbacks != 1 {
+		t.Errorf("fallbacks = %d, want 1", p.TokenBasisFallbacks)
+	}
+}
+
+func TestFidelityFields(t *testing.T) {
+	p := Compute(basisRecords(), Options{Concurrency: 2})
+	// prompt: +100 % both; completion: +28 % and +42.2 %.
+	if p.UsagePromptDiffPct == nil || !near(*p.UsagePromptDiffPct, 100) || p.UsageCompletionDiffPct == nil ||
+		!near(*p.UsageCompletionDiffPct, (28+(128.0-90)/90*100)/2) || p.UsageReasoningDiffPct != nil || !p.UsageDiscrepancy {
+		t.Errorf("diff pct prompt %v completion %v reasoning %v discrepancy %v", p.UsagePromptDiffPct, p.UsageCompletionDiffPct, p.UsageReasoningDiffPct, p.UsageDiscrepancy)
+	}
+	if p.TruncatedPrompts != 1 || p.Violations[schema.ViolationMultiChoice] != 1 || p.NewConnections != 1 || p.ConnectMs == nil || !near(p.ConnectMs.Avg, 2) {
+		t.Errorf("truncated %d violations %v connections %d connect %+v", p.TruncatedPrompts, p.Violations, p.NewConnections, p.ConnectMs)
+	}
+	if msgs := p.ErrorMessages[schema.ErrorContext]; len(msgs) != 1 || p.ErrorsByClass[schema.ErrorContext] != 2 {
+		t.Errorf("messages %v by class %v: want one distinct message, two errors", p.ErrorMessages, p.ErrorsByClass)
+	}
+	if p.ServerTimedRequests != 1 || !near(p.ServerITLMs.Avg, 10) || !near(p.TTFTMinusServerPromptMs.Avg, 20) || !near(p.ServerPromptMs.Avg, 80) {
+		t.Errorf("timed %d server ITL %+v TTFT−prompt %+v", p.ServerTimedRequests, p.ServerITLMs, p.TTFTMinusServerPromptMs)
+	}
+	recs := basisRecords()[:1]
+	recs[0].UsagePrompt, recs[0].UsageComplete = ip(105), ip(95)
+	if Compute(recs, Options{}).UsageDiscrepancy {
+		t.Error("5 % differences flagged as a discrepancy")
+	}
+}
+
+func TestErrorMessagesBounded(t *testing.T) {
+	var p schema.Point
+	for _, m := range []string{"f", "e", "d", "c", "b", "a", "b"} {
+		addMessage(&p, "x", m)
+	}
+	if got := p.ErrorMessages["x"]; len(got) != MaxErrorMessages || got[0] != "b" {
+		t.Errorf("messages %v: want 5 distinct, sorted", got)
+	}
+}
