@@ -67,6 +67,21 @@ type Cell struct {
 	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`
 	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`
+	Import           *CellImport    `yaml:"import,omitempty" json:"import,omitempty" doc:"the cell's points come from existing benchmark outputs (the import kind) instead of being measured"`
+}
+
+// CellImport names the files an imported cell's points are read from; the cell's identity
+// says what they measured.
+type CellImport struct {
+	Format        string        `yaml:"format" json:"format" enum:"aiperf,vllm-bench,sglang-bench" doc:"aiperf (artifact directory), vllm-bench (bench serve --save-result JSON) or sglang-bench (bench_serving JSONL)"`
+	SourceVersion string        `yaml:"source_version,omitempty" json:"source_version,omitempty" doc:"the tool's version when the file does not state it"`
+	Points        []ImportPoint `yaml:"points" json:"points" doc:"one file (or AIPerf directory) per concurrency of the cell"`
+}
+
+// ImportPoint is one imported concurrency point.
+type ImportPoint struct {
+	Concurrency int    `yaml:"concurrency" json:"concurrency" range:"1,100000" doc:"the concurrency the file measured"`
+	Path        string `yaml:"path" json:"path" doc:"file or AIPerf artifact directory, relative to the campaign file"`
 }
 
 // Workload describes the requests of a cell: an AA shape or custom token budgets.

@@ -199,6 +199,17 @@ type Point struct {
 
 	SteadyWindowUndercount bool   `json:"steady_window_undercount"` // num_prompts < 2 × concurrency
 	Status                 string `json:"status"`                   // ok, partial (some errors), failed (no valid request)
+
+	Import *PointImport `json:"import,omitempty"` // set when the point was read from another tool's output
+}
+
+// PointImport says where an imported point came from and how its statistics were made.
+type PointImport struct {
+	Source        string `json:"source"`                   // aiperf, vllm-bench, sglang-bench
+	SourceVersion string `json:"source_version,omitempty"` // the tool's version, when known
+	File          string `json:"file"`                     // relative to the campaign file
+	StatsFrom     string `json:"stats_from"`               // per-request (recomputed) or aggregate (as the file states)
+	TokenBasis    string `json:"token_basis"`              // how the source counted tokens
 }
 
 // Cell statuses written to cells/<id>/status.txt.

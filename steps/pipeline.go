@@ -5,7 +5,8 @@ import "github.com/perfdag/perfdag/schema"
 // DefaultPipeline is what a campaign without `pipeline:` runs: the settle discipline it asks
 // for, spec-decode scrapes around every point where the server exports /metrics, the load
 // generator, DCGM correlation where an exporter is known, then the atlas, the champion, the report and
-// the lake — the explicit pipeline of DESIGN.md, minus steps with nothing to do.
+// the lake — the explicit pipeline of DESIGN.md, minus steps with nothing to do. Cells with an
+// `import:` block read their points from files (the import kind) instead of being measured.
 func DefaultPipeline(c *schema.Campaign) []schema.PipelineStep {
 	var p []schema.PipelineStep
 	add := func(s schema.PipelineStep) { p = append(p, s) }
@@ -23,19 +24,36 @@ func DefaultPipeline(c *schema.Campaign) []schema.PipelineStep {
 		add(schema.PipelineStep{ID: "settle", Kind: "settle", Needs: last})
 		last = []string{"settle"}
 	}
+	imported, measured := false, false
+	for _, cell := range c.Cells {
+		imported = imported || cell.Import != nil
+		measured = measured || cell.Import == nil
+	}
+	onlyMeasured := ""
+	if imported {
+		onlyMeasured = "!imported" // imported cells take their points from files, not the endpoint
+	}
 	metrics, dcgm := false, false
 	for _, ep := range c.Endpoints {
 		sim := len(ep.URL) >= 6 && ep.URL[:6] == "sim://"
 		metrics = metrics || ep.MetricsURL != "" || sim
 		dcgm = dcgm || ep.DCGMURL != "" || sim
 	}
+	metrics, dcgm = metrics && measured, dcgm && measured
 	if metrics {
-		add(schema.PipelineStep{ID: "scrape-spec", Kind: "scrape-spec", Brackets: "run-shape"})
+		add(schema.PipelineStep{ID: "scrape-spec", Kind: "scrape-spec", Brackets: "run-shape", When: onlyMeasured})
 	}
-	add(schema.PipelineStep{ID: "run-shape", Kind: "run-shape", Needs: last})
-	analysed := []string{"run-shape"}
+	var analysed []string
+	if measured {
+		add(schema.PipelineStep{ID: "run-shape", Kind: "run-shape", Needs: last, When: onlyMeasured})
+		analysed = append(analysed, "run-shape")
+	}
+	if imported {
+		add(schema.PipelineStep{ID: "import", Kind: "import", When: "imported"})
+		analysed = append(analysed, "import")
+	}
 	if dcgm {
-		add(schema.PipelineStep{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: []string{"run-shape"}})
+		add(schema.PipelineStep{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: []string{"run-shape"}, When: onlyMeasured})
 		analysed = append(analysed, "dcgm-correlate")
 	}
 	if metrics {

@@ -14,6 +14,7 @@ import (
 	championselect "github.com/perfdag/perfdag/steps/champion-select"
 	dcgmcorrelate "github.com/perfdag/perfdag/steps/dcgm-correlate"
 	"github.com/perfdag/perfdag/steps/exec"
+	importkind "github.com/perfdag/perfdag/steps/import"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/prewarm"
 	"github.com/perfdag/perfdag/steps/render"
@@ -33,6 +34,7 @@ func Kinds() []engine.Kind {
 		burnin.Kind,
 		settle.Kind,
 		runshape.Kind,
+		importkind.Kind,
 		scrapespec.Kind,
 		render.Kind,
 		aggregate.Kind,
@@ -103,10 +105,11 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 }
 
 // RuleContext is what gates and `when:` rules read of a cell besides the generic context:
-// its endpoint, identity and workload shape (zero values at campaign scope).
+// its endpoint, identity, workload shape and whether it is imported (zero values at campaign scope).
 func RuleContext(_ *schema.Campaign, cell *schema.Cell, _ int, _ string) map[string]any {
-	env := map[string]any{"endpoint": "", "model": "", "hardware": "", "quant": "", "tensor_parallel": 0, "engine": "", "shape": ""}
+	env := map[string]any{"endpoint": "", "model": "", "hardware": "", "quant": "", "tensor_parallel": 0, "engine": "", "shape": "", "imported": false}
 	if cell != nil {
+		env["imported"] = cell.Import != nil
 		env["endpoint"], env["model"], env["hardware"], env["quant"] = cell.Endpoint, cell.Model, cell.Hardware, cell.Quant
 		env["tensor_parallel"], env["engine"], env["shape"] = cell.TensorParallel, cell.Engine, cell.Workload.Shape
 	}

@@ -57,6 +57,13 @@ func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec ma
 		if p != nil {
 			pointStatus = pointStatusOf(p)
 			fillPoint(&row, p)
+			if im := p.Import; im != nil {
+				row.Backend = im.Source
+				row.Extra["stats_from"], row.Extra["source_token_basis"] = im.StatsFrom, im.TokenBasis
+				if im.SourceVersion != "" {
+					row.Extra["source_version"] = im.SourceVersion
+				}
+			}
 		}
 		switch pointStatus {
 		case PointOK:

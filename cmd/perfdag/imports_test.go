@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+)
+
+// copyTree copies the files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pipelines/imports.yaml — a measured simulator cell beside AIPerf, vLLM and SGLang imports —
+// runs, its atlas marks every row's source, it publishes, and editing one imported file re-runs only that cell's import (and what reads it).
+func TestImportsCampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a campaign twice")
+	}
+	root := t.TempDir()
+	copyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
+	copyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
+	yaml := filepath.Join(root, "pipelines/imports.yaml")
+	dir := filepath.Join(root, "c")
+	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	atlasText, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []schema.AtlasRow
+	for _, l := range strings.Split(strings.TrimSpace(string(atlasText)), "\n") {
+		var r schema.AtlasRow
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	want := map[string][2]string{"measured": {"perfdag", ""}, "aiperf": {"aiperf", "per-request"},
+		"vllm-bench": {"vllm-bench", "per-request"}, "sglang-bench": {"sglang-bench", "aggregate"}}
+	for _, r := range rows {
+		w, ok := want[r.CellID]
+		if !ok {
+			t.Errorf("unexpected row %s", r.CellID)
+			continue
+		}
+		delete(want, r.CellID)
+		sf, _ := r.Extra["stats_from"].(string)
+		if r.Backend != w[0] || sf != w[1] || !r.PlotReady || r.CacheMode != "warm" {
+			t.Errorf("%s: backend %s stats_from %q plot_ready %v cache_mode %s", r.CellID, r.Backend, sf, r.PlotReady, r.CacheMode)
+		}
+		if r.CellID == "vllm-bench" && r.Extra["source_version"] != "0.9.1" {
+			t.Errorf("vllm-bench source_version %v", r.Extra["source_version"])
+		}
+		if r.CellID == "sglang-bench" && (r.RequestThroughput == nil || *r.RequestThroughput < 18.18 || *r.RequestThroughput > 18.19) {
+			t.Errorf("sglang request throughput %v, want 8/0.440033 = 18.18", r.RequestThroughput)
+		}
+	}
+	for c := range want {
+		t.Errorf("no atlas row for %s", c)
+	}
+
+	lake := filepath.Join(root, "lake.db")
+	if b, err := perfdagChild("publish", dir, "--no-strict", "--lake", "sqlite://"+lake).CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, b)
+	}
+	receipt, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Receipt()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc struct {
+		Tables []struct {
+			Table string `json:"table"`
+			Rows  int    `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(receipt, &rc); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rc.Tables, func(x struct {
+		Table string `json:"table"`
+		Rows  int    `json:"rows"`
+	}) bool {
+		return x.Table == "atlas_v1" && x.Rows == 4
+	}) {
+		t.Errorf("publish receipt %s: want 4 atlas_v1 rows", receipt)
+	}
+
+	before := finalState(t, dir)
+	f := filepath.Join(root, "testdata/imports/sglang-c4.jsonl")
+	b, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, []byte(strings.Replace(string(b), `"duration": 0.440033`, `"duration": 0.450033`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("second run: %v\n%s", err, b)
+	}
+	after := finalState(t, dir)
+	reran := map[string]bool{"import[sglang-bench/c4]": true, "aggregate": true, "render": true}
+	for id, r := range after {
+		old := before[id]
+		if old == nil || r.Status != old.Status {
+			t.Errorf("%s: not recorded before, or its status changed to %s", id, r.Status)
+			continue
+		}
+		if changed := r.RunID != old.RunID; changed != reran[id] && r.Status == checkpoint.Succeeded {
+			t.Errorf("%s re-ran: %v, want %v", id, changed, reran[id])
+		}
+	}
+}

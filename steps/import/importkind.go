@@ -1,0 +1,200 @@
+// Package importkind is the import step kind: one concurrency point of a cell whose numbers
+// come from another tool's output (AIPerf artifact directory, vLLM bench serve JSON, SGLang
+// bench_serving JSONL) instead of perfdag's load generator. The cell's identity says what the
+// file measured; what the file states (model, concurrency, ISL/OSL, token totals) is checked
+// against it. The point it writes is a point_v1 like run-shape's, so the atlas, the report,
+// the lake and baselines treat it like a measured one; its `import` block says the source.
+package importkind
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/measure/benchfile"
+	"github.com/perfdag/perfdag/steps/measure/stats"
+	"github.com/perfdag/perfdag/steps/measure/workload"
+)
+
+// Kind is the import step kind.
+var Kind = engine.Kind{
+	Name:    "import",
+	Scope:   engine.ScopePoint,
+	Version: "1",
+	Doc:     "one point of an imported cell from AIPerf, vLLM bench serve or SGLang bench_serving output",
+	Result:  Result{},
+	Inputs:  inputs,
+	Check:   check,
+	Run:     run,
+}
+
+// Result is what gates on import read.
+type Result struct {
+	Cell              string  `json:"cell"`
+	Concurrency       int     `json:"concurrency"`
+	Source            string  `json:"source"`
+	SourceVersion     string  `json:"source_version"`
+	StatsFrom         string  `json:"stats_from"`
+	TokenBasis        string  `json:"token_basis"`
+	RequestCount      int     `json:"request_count"`
+	ErrorCount        int     `json:"error_count"`
+	Status            string  `json:"status"`
+	TTFTP50Ms         float64 `json:"ttft_p50_ms"`
+	RequestThroughput float64 `json:"request_throughput"`
+	OutputTokPerS     float64 `json:"output_tok_s"`
+	// Files names what the point wrote, for aggregate.
+	Files campaigndir.PointFiles `json:"files"`
+}
+
+// PointFiles offers the point's files downstream.
+func (r *Result) PointFiles() campaigndir.PointFiles { return r.Files }
+
+// Path returns the file an imported cell names for a concurrency ("" when none).
+func Path(cell *schema.Cell, conc int) string {
+	if cell == nil || cell.Import == nil {
+		return ""
+	}
+	for _, p := range cell.Import.Points {
+		if p.Concurrency == conc {
+			return p.Path
+		}
+	}
+	return ""
+}
+
+func abs(t *engine.Task, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.BaseDir, p)
+}
+
+// inputs is the cell's identity, the import block and a digest of the point's file(s): an
+// edited file re-runs its own point only.
+func inputs(t *engine.Task) any {
+	c := t.Cell
+	var imp any
+	if c.Import != nil {
+		imp = map[string]any{"format": c.Import.Format, "source_version": c.Import.SourceVersion}
+	}
+	return map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": digest(abs(t, Path(c, t.Concurrency))),
+		"identity": c.Identity, "workload": c.Workload, "concurrency": t.Concurrency, "endpoint": c.Endpoint}
+}
+
+// digest hashes a file, or the files of a directory (AIPerf), in name order.
+func digest(path string) string {
+	h := sha256.New()
+	st, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	files := []string{path}
+	if st.IsDir() {
+		files = []string{filepath.Join(path, benchfile.AIPerfAggregate), filepath.Join(path, benchfile.AIPerfRecords)}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(h, "%s:missing\n", filepath.Base(f))
+			continue
+		}
+		fmt.Fprintf(h, "%s:%d\n", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
+	var errs []error
+	for i, cell := range c.Cells {
+		if cell.Import == nil {
+			continue
+		}
+		at := fmt.Sprintf("cells[%d].import", i)
+		var have []int
+		for j, p := range cell.Import.Points {
+			if p.Path == "" {
+				errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("%s.points[%d].path", at, j), Err: fmt.Errorf("cell %s: empty path", cell.ID)})
+			}
+			if slices.Contains(have, p.Concurrency) {
+				errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("%s.points[%d].concurrency", at, j), Err: fmt.Errorf("cell %s: concurrency %d imported twice", cell.ID, p.Concurrency)})
+			}
+			have = append(have, p.Concurrency)
+		}
+		for _, conc := range cell.Concurrencies {
+			if !slices.Contains(have, conc) {
+				errs = append(errs, &engine.FieldError{Path: at + ".points", Err: fmt.Errorf("cell %s: concurrency %d has no imported file", cell.ID, conc),
+					Hint: "add {concurrency: N, path: FILE} or drop N from the cell's concurrencies"})
+			}
+		}
+	}
+	return errs
+}
+
+func run(_ context.Context, t *engine.Task) (engine.Result, error) {
+	cell, conc := t.Cell, t.Concurrency
+	rel := Path(cell, conc)
+	if rel == "" {
+		return engine.Result{}, fmt.Errorf("cell %s imports no file for concurrency %d", cell.ID, conc)
+	}
+	e := benchfile.Expect{Model: cell.Model, Concurrency: conc}
+	if b, err := workload.Resolve(cell.Workload); err == nil {
+		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
+	}
+	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs}
+	var (
+		r   *benchfile.Result
+		err error
+	)
+	path := abs(t, rel)
+	switch cell.Import.Format {
+	case benchfile.SourceAIPerf:
+		r, err = benchfile.ReadAIPerf(path, e, o)
+	case benchfile.SourceVLLM:
+		r, err = benchfile.ReadVLLM(path, e, o)
+	case benchfile.SourceSGLang:
+		r, err = benchfile.ReadSGLang(path, e, o)
+	default:
+		err = fmt.Errorf("cell %s: import format %q: want aiperf, vllm-bench or sglang-bench", cell.ID, cell.Import.Format)
+	}
+	if err != nil {
+		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
+	}
+	version := r.SourceVersion
+	if version == "" {
+		version = cell.Import.SourceVersion
+	}
+	point := r.Point
+	point.Import = &schema.PointImport{Source: r.Source, SourceVersion: version, File: rel, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis}
+	files := campaigndir.PointFiles{Cell: cell.ID, Concurrency: conc}
+	if len(r.Records) > 0 {
+		if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, conc), r.Records); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
+		return engine.Result{}, err
+	}
+	res := &Result{Cell: cell.ID, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
+		RequestCount: point.RequestCount, ErrorCount: point.ErrorCount, Status: point.Status, RequestThroughput: point.RequestThroughput,
+		OutputTokPerS: point.OutputTokenThroughput, Files: files}
+	if point.TTFT != nil {
+		res.TTFTP50Ms = point.TTFT.P50
+	}
+	sum := fmt.Sprintf("c%d: %s (%s stats), %d requests, TTFT p50 %.1f ms, %.1f tok/s", conc, r.Source, r.StatsFrom, point.RequestCount, res.TTFTP50Ms, point.OutputTokenThroughput)
+	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
+}
+
+func modeOf(w schema.Workload) string {
+	if w.Mode == "" {
+		return workload.ModeSynthetic
+	}
+	return w.Mode
+}
