@@ -15,11 +15,13 @@ import (
 // MaxAtlasLine bounds one atlas_v1 line (a row with a large extra map); longer is an error.
 const MaxAtlasLine = 16 << 20
 
-// WriteCell writes a cell's normalized.json (rows in the order given) and status.txt,
-// atomically each, and returns their relative paths.
+// WriteCell writes a cell's normalized.json (rows in the order given, one compact row per
+// line inside the JSON array, so it is cheap to decode and still diffable) and status.txt,
+// atomically each, and returns their relative paths. Readers accept the indented form older
+// versions wrote: both are the same JSON array.
 func WriteCell(dir, cell string, rows []schema.AtlasRow, status string) (CellFiles, error) {
 	files := CellFiles{Cell: cell, Normalized: Normalized(cell), Status: CellStatus(cell)}
-	b, err := EncodeJSON(rows)
+	b, err := encodeRows(rows)
 	if err != nil {
 		return files, fmt.Errorf("encode cell %s: %w", cell, err)
 	}
@@ -27,6 +29,26 @@ func WriteCell(dir, cell string, rows []schema.AtlasRow, status string) (CellFil
 		return files, err
 	}
 	return files, WriteFile(Abs(dir, files.Status), []byte(status+"\n"))
+}
+
+// encodeRows is rows as a JSON array with one compact row per line.
+func encodeRows(rows []schema.AtlasRow) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString("[")
+	for i := range rows {
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n")
+		if err := enc.Encode(&rows[i]); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		buf.Truncate(buf.Len() - 1) // the encoder's newline
+	}
+	buf.WriteString("\n]\n")
+	return buf.Bytes(), nil
 }
 
 // ReadCell reads a cell's rows and status through r (checked against their recorded
