@@ -61,6 +61,7 @@ type exchange struct {
 	header   int64
 	errBody  []byte
 	transErr error
+	conn     connTrace
 	refused  string // an error class from screen: the body was not read as a response
 	refusal  string // its message
 }
@@ -97,6 +98,11 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 	if req.ID != "" {
 		hreq.Header.Set("X-Request-ID", req.ID)
 	}
+	// An empty Idempotency-Key marks the POST replayable without sending the header: Go's
+	// transport then retries it on a fresh connection when a reused one fails before any
+	// response byte (the server closed it while idle). A request the server began answering
+	// is never resent, so a retry adds no load.
+	hreq.Header["Idempotency-Key"] = nil
 
 	rec.StartNs = c.now()
 	x := c.exchange(hreq, cancelReq)
@@ -108,7 +114,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exchange {
 	var x exchange
 	var conn net.Conn
-	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }}
+	trace := x.conn.trace(c.now, func(cn net.Conn) { conn = cn })
 	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -179,6 +185,7 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecord, x exchange) Result {
 	rec.Status = x.status
 	rec.HeadersNs = x.header
+	x.conn.fill(&rec)
 	rec.EndNs = x.endNs
 	if x.transErr != nil {
 		rec.EndNs = x.failNs

@@ -1,0 +1,101 @@
+package openai_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/openai"
+)
+
+// oneShot answers one request per connection and advertises Keep-Alive, then drops the next
+// request on that connection without a response byte, as llama-server does after a stream:
+// the client's reused connection fails with EOF before any answer.
+type oneShot struct {
+	mu      sync.Mutex
+	served  map[net.Conn]int
+	dropped int
+}
+
+func (o *oneShot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := r.Context().Value(connKey{}).(net.Conn)
+	o.mu.Lock()
+	o.served[c]++
+	n := o.served[c]
+	if n > 1 {
+		o.dropped++
+	}
+	o.mu.Unlock()
+	if n > 1 {
+		hc, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = hc.Close()
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, p := range []string{roleChunk, contentChunk("hello there"), finishChunk, usageChunk(3, 2), doneMsg} {
+		_, _ = w.Write([]byte("data: " + p + "\n\n"))
+	}
+}
+
+type connKey struct{}
+
+func TestStaleIdleConnectionIsRetried(t *testing.T) {
+	o := &oneShot{served: map[net.Conn]int{}}
+	srv := httptest.NewUnstartedServer(o)
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }
+	srv.Start()
+	defer srv.Close()
+	c, err := openai.New(openai.Options{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n, conc = 32, 2
+	recs := make([]schema.RequestRecord, n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				recs[i] = c.Stream(context.Background(), openai.Request{Index: i, Body: []byte(`{"model":"m","messages":[],"max_tokens":2}`)}).Record
+			}
+		}()
+	}
+	wg.Wait()
+	retried, fresh := 0, 0
+	for _, r := range recs {
+		if r.ErrorClass != "" {
+			t.Errorf("request %d failed: %s: %s", r.Index, r.ErrorClass, r.Error)
+		}
+		if r.Retried {
+			retried++
+		}
+		if !r.ConnReused {
+			fresh++
+			if r.ConnectNs <= 0 {
+				t.Errorf("request %d opened a connection but recorded connect_ns %d", r.Index, r.ConnectNs)
+			}
+		}
+	}
+	o.mu.Lock()
+	dropped := o.dropped
+	o.mu.Unlock()
+	if dropped == 0 || retried == 0 {
+		t.Fatalf("the server dropped %d requests and %d records say retried: the test did not exercise a stale connection", dropped, retried)
+	}
+	if fresh != n {
+		t.Errorf("%d of %d requests ran on a fresh connection, want all (the server serves one per connection)", fresh, n)
+	}
+}
