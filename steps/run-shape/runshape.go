@@ -171,7 +171,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	records = append(records, profiled...)
-	files, err := samplers.save(t, conc)
+	files, families, err := samplers.save(t, conc)
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -181,6 +181,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
 		TokenBasis: t.Endpoint.TokenBasis})
+	point.MetricsFamilies = families
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
@@ -285,21 +286,25 @@ func (s *samplers) stop() {
 	}
 }
 
-func (s *samplers) save(t *engine.Task, conc int) (campaigndir.PointFiles, error) {
+// save writes the samples and returns the point's files and its metrics_families (the engine
+// families the /metrics scrapes recognised, "none" when none; "" without a metrics URL).
+func (s *samplers) save(t *engine.Task, conc int) (campaigndir.PointFiles, string, error) {
 	files := campaigndir.PointFiles{Cell: t.Cell.ID, Concurrency: conc}
 	var err error
+	families := ""
 	if s.metrics != nil {
 		readings, _ := s.metrics.Stop()
+		families = promscrape.FamiliesOf(readings)
 		if files.MetricsSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.MetricsSamples(t.Cell.ID, conc), readings); err != nil {
-			return files, err
+			return files, families, err
 		}
 	}
 	if s.gpus != nil {
 		samples, polls := s.gpus.Stop()
 		doc := dcgm.NewSamples(t.Cell.ID, conc, s.dcgmURL, samples, polls)
 		if files.DCGMSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.DCGMSamples(t.Cell.ID, conc), doc); err != nil {
-			return files, err
+			return files, families, err
 		}
 	}
-	return files, nil
+	return files, families, nil
 }

@@ -1,6 +1,7 @@
 package promscrape
 
 import (
+	"strings"
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
@@ -10,14 +11,20 @@ import (
 const SpecWindowSchema = "spec_window_v1"
 
 // Alias lists, current name first, then deprecated names, then other engines (reference/telemetry.md
-// §1.3–§1.6). They are read-only lookup tables.
+// §1.3–§1.6, reference/measurement.md and peers/README.md for llama.cpp's `llamacpp:` names).
+// They are read-only lookup tables.
 var (
-	kvCacheUsageAliases = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
-	runningAliases      = []string{"vllm:num_requests_running", "sglang:num_running_reqs"}
-	generationAliases   = []string{"vllm:generation_tokens", "sglang:generation_tokens", "dynamo_frontend_output_tokens"}
-	specDraftsAliases   = []string{"vllm:spec_decode_num_drafts"}
-	specDraftTokAliases = []string{"vllm:spec_decode_num_draft_tokens"}
-	specAcceptedAliases = []string{"vllm:spec_decode_num_accepted_tokens"}
+	kvCacheUsageAliases = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage",
+		"llamacpp:kv_cache_usage_ratio"}
+	runningAliases = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing",
+		"dynamo_frontend_inflight_requests", "dynamo_frontend_active_requests"}
+	queuedAliases = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred",
+		"dynamo_frontend_queued_requests"}
+	generationAliases = []string{"vllm:generation_tokens", "sglang:generation_tokens", "llamacpp:tokens_predicted",
+		"dynamo_frontend_output_tokens"}
+	specDraftsAliases   = []string{"vllm:spec_decode_num_drafts", "llamacpp:spec_decode_num_drafts"}
+	specDraftTokAliases = []string{"vllm:spec_decode_num_draft_tokens", "llamacpp:spec_decode_num_draft_tokens"}
+	specAcceptedAliases = []string{"vllm:spec_decode_num_accepted_tokens", "llamacpp:spec_decode_num_accepted_tokens"}
 	sglAcceptLenAliases = []string{"sglang:spec_accept_length"}
 	sglAcceptRateAlias  = []string{"sglang:spec_accept_rate"}
 	// prefixCachePairs are (hits, queries) counter pairs in tokens; the first pair a scrape
@@ -36,8 +43,11 @@ type Reading struct {
 	At                 time.Time `json:"t"`
 	KVCacheUsage       *float64  `json:"kv_cache_usage,omitempty"`            // busiest engine, ratio 0–1
 	RunningRequests    *float64  `json:"num_requests_running,omitempty"`      // summed over engines
+	QueuedRequests     *float64  `json:"num_requests_waiting,omitempty"`      // summed over engines
 	SGLangAcceptLength *float64  `json:"sglang_spec_accept_length,omitempty"` // mean over ranks
 	SGLangAcceptRate   *float64  `json:"sglang_spec_accept_rate,omitempty"`   // mean over ranks
+	// Families names the engine metric families the scrape held (see Engines).
+	Families []string `json:"families,omitempty"`
 }
 
 // Reading extracts the gauges a window tracks from one scrape (nil fields: not exported).
@@ -48,6 +58,8 @@ func (s *Scrape) Reading() Reading {
 	r := Reading{At: s.At}
 	r.KVCacheUsage = opt(s.Max(kvCacheUsageAliases...))
 	r.RunningRequests = opt(s.Sum(runningAliases...))
+	r.QueuedRequests = opt(s.Sum(queuedAliases...))
+	r.Families = s.Engines()
 	r.SGLangAcceptLength = opt(s.Mean(sglAcceptLenAliases...))
 	r.SGLangAcceptRate = opt(s.Mean(sglAcceptRateAlias...))
 	return r
@@ -74,6 +86,9 @@ func Window(before, after *Scrape, samples ...Reading) schema.SpecWindow {
 	accepted, okA := Delta(before, after, specAcceptedAliases...)
 	if okD || okT || okA {
 		w.Source = "vllm"
+		if _, name := after.Family(specDraftTokAliases...); strings.HasPrefix(name, "llamacpp:") {
+			w.Source = "llamacpp"
+		}
 		w.Drafts, w.DraftTokens, w.AcceptedTokens = opt(drafts, okD), opt(draftToks, okT), opt(accepted, okA)
 		if okA && okD && drafts > 0 {
 			w.AcceptanceLength = f64(1 + accepted/drafts)
