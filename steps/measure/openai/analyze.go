@@ -35,7 +35,7 @@ func analyze(msgs []sse.Message) analysis {
 	for i, m := range msgs {
 		if m.Event == "error" {
 			if a.sseError == "" {
-				a.sseError = snippet([]byte(m.Data))
+				a.sseError = m.Data
 				if a.sseError == "" {
 					a.sseError = "(no data)"
 				}
@@ -54,7 +54,7 @@ func analyze(msgs []sse.Message) analysis {
 		}
 		if ch.Error != "" {
 			if a.inBand == "" {
-				a.inBand = snippet([]byte(ch.Error))
+				a.inBand = ch.Error
 			}
 			continue
 		}

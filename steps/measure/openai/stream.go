@@ -197,11 +197,8 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		return Result{Record: rec}
 	}
 	if x.status < 200 || x.status > 299 {
-		rec.ErrorClass = schema.ErrorHTTP
-		if x.status == http.StatusTooManyRequests {
-			rec.ErrorClass = schema.ErrorRateLimit
-		}
-		rec.Error = c.redact(fmt.Sprintf("HTTP %d: %s", x.status, snippet(x.errBody)))
+		rec.ErrorClass, rec.ServerMessage = c.httpFailure(x.status, x.errBody)
+		rec.Error = fmt.Sprintf("HTTP %d: %s", x.status, rec.ServerMessage)
 		return Result{Record: rec}
 	}
 	c.analysis <- struct{}{}
@@ -224,9 +221,11 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 	cleanEnd := x.readErr == nil || errors.Is(x.readErr, io.EOF) || (x.sawDone && x.drained)
 	switch {
 	case a.sseError != "":
-		rec.ErrorClass, rec.Error = schema.ErrorSSE, "SSE error event: "+c.redact(a.sseError)
+		rec.ErrorClass, rec.ServerMessage = c.streamFailure(schema.ErrorSSE, a.sseError)
+		rec.Error = "SSE error event: " + rec.ServerMessage
 	case a.inBand != "":
-		rec.ErrorClass, rec.Error = schema.ErrorInBand, "in-band error with HTTP 200: "+c.redact(a.inBand)
+		rec.ErrorClass, rec.ServerMessage = c.streamFailure(schema.ErrorInBand, a.inBand)
+		rec.Error = "in-band error with HTTP 200: " + rec.ServerMessage
 	case a.malformed != "":
 		rec.ErrorClass, rec.Error = schema.ErrorMalformed, c.redact(a.malformed)
 	case !x.sawDone && oversized(x.readErr):

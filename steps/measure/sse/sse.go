@@ -294,7 +294,12 @@ func (r *Reader) process(line []byte, ns int64) (Message, bool, error) {
 	switch string(field) {
 	case "event":
 		r.event = string(value)
-	case "data":
+	case "data", "error":
+		// `error:` is not an SSE field, but llama.cpp sends its failures that way (e.g. with
+		// --no-context-shift); its value is kept as the data of an `error` event.
+		if field[0] == 'e' && r.event == "" {
+			r.event = "error"
+		}
 		size := len(r.data) + len(value)
 		if r.hasData {
 			size++ // the joining LF
