@@ -20,15 +20,26 @@ const MaxAtlasLine = 16 << 20
 // atomically each, and returns their relative paths. Readers accept the indented form older
 // versions wrote: both are the same JSON array.
 func WriteCell(dir, cell string, rows []schema.AtlasRow, status string) (CellFiles, error) {
-	files := CellFiles{Cell: cell, Normalized: Normalized(cell), Status: CellStatus(cell)}
-	b, err := encodeRows(rows)
+	files, b, sb, err := EncodeCell(cell, rows, status)
 	if err != nil {
-		return files, fmt.Errorf("encode cell %s: %w", cell, err)
+		return files, err
 	}
 	if err := WriteFile(Abs(dir, files.Normalized), b); err != nil {
 		return files, err
 	}
-	return files, WriteFile(Abs(dir, files.Status), []byte(status+"\n"))
+	return files, WriteFile(Abs(dir, files.Status), sb)
+}
+
+// EncodeCell is what WriteCell writes for a cell, without writing it: the relative paths and
+// the content of normalized.json and status.txt. A fixture generator (a benchmark writing a
+// million rows) writes them itself, without WriteCell's per-file fsync.
+func EncodeCell(cell string, rows []schema.AtlasRow, status string) (files CellFiles, normalized, statusTxt []byte, err error) {
+	files = CellFiles{Cell: cell, Normalized: Normalized(cell), Status: CellStatus(cell)}
+	b, err := encodeRows(rows)
+	if err != nil {
+		return files, nil, nil, fmt.Errorf("encode cell %s: %w", cell, err)
+	}
+	return files, b, []byte(status + "\n"), nil
 }
 
 // encodeRows is rows as a JSON array with one compact row per line.
