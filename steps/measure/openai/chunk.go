@@ -24,7 +24,7 @@ type Chunk struct {
 	FinishReason   string                // last non-empty finish_reason among the choices
 	Usage          *Usage                // the usage object, when present
 	Timings        *schema.ServerTimings // llama.cpp's per-request timings, when present
-	Choices        int                   // how many choices the chunk carried
+	Choices        int                   // how many choices the chunk carried (only the first is read)
 	Error          string                // the raw `error` value when the payload is an in-band error
 }
 
@@ -102,7 +102,9 @@ func ParseChunk(data []byte) (Chunk, error) {
 	}
 	c.Timings, c.Choices = w.Timings, len(w.Choices)
 	var content, reasoning strings.Builder
-	for _, ch := range w.Choices {
+	// Only the first choice counts: perfdag asks for one (n = 1), and a server that sends
+	// more is flagged multiple_choices rather than having its text counted twice.
+	for _, ch := range w.Choices[:min(len(w.Choices), 1)] {
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			c.FinishReason = *ch.FinishReason
 		}

@@ -16,9 +16,11 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/sse"
 )
 
-// drainGrace is how long the client waits for the server to close a stream after [DONE]
-// before it closes the stream itself (the request is complete either way).
-const drainGrace = 2 * time.Second
+// drainGrace is how long the client keeps listening after [DONE] for the server to end the
+// stream before it closes the stream itself. The request is complete at [DONE] either way
+// (its end is stamped there and nothing read later is counted); the grace only lets the
+// connection be reused and shows a server that holds streams open or sends data after [DONE].
+const drainGrace = 250 * time.Millisecond
 
 // Request is one chat completion to send.
 type Request struct {
@@ -64,6 +66,9 @@ type exchange struct {
 	conn     connTrace
 	refused  string // an error class from screen: the body was not read as a response
 	refusal  string // its message
+	// Protocol violations seen while reading.
+	notStreamed bool // a streaming request answered with one JSON body
+	afterDone   bool // data messages arrived after [DONE]
 }
 
 func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
@@ -140,6 +145,7 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 		b, err := readBounded(resp.Body, MaxJSONBody)
 		x.endNs = c.now()
 		x.readErr = err
+		x.notStreamed = hreq.Header.Get("Accept") == "text/event-stream"
 		if err == nil {
 			x.msgs = []sse.Message{{Data: string(b), TimeNs: x.endNs}}
 			x.sawDone = true
@@ -161,8 +167,15 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 			x.readErr = err
 			break
 		}
+		if x.sawDone {
+			// Past [DONE] nothing counts; data there is a violation.
+			if m.Data != "" && !m.Done() {
+				x.afterDone = true
+			}
+			continue
+		}
 		x.msgs = append(x.msgs, m)
-		if m.Done() && !x.sawDone {
+		if m.Done() {
 			x.sawDone, doneNs = true, m.TimeNs
 			drain = time.AfterFunc(drainGrace, func() { cancelReq() })
 		}
@@ -170,11 +183,11 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 	x.endNs = c.now()
 	if drain != nil {
 		drain.Stop()
+		// The response was complete at [DONE].
+		x.endNs = doneNs
 		if x.readErr != nil && !errors.Is(x.readErr, io.EOF) {
-			// The server kept the stream open after [DONE] (or the run ended meanwhile):
-			// the response was complete at [DONE].
+			// The server kept the stream open after [DONE] (or the run ended meanwhile).
 			x.drained = true
-			x.endNs = doneNs
 		}
 	}
 	return x
@@ -218,6 +231,7 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 	if rec.UsageComplete != nil {
 		rec.UsageMismatch = Mismatch(rec.OutputTokens+rec.ReasoningTok, *rec.UsageComplete)
 	}
+	rec.Violations = violations(x, a, rec, parent.Err() != nil)
 	cleanEnd := x.readErr == nil || errors.Is(x.readErr, io.EOF) || (x.sawDone && x.drained)
 	switch {
 	case a.sseError != "":
