@@ -59,6 +59,20 @@ type AtlasRow struct {
 	// TokenBasis is what the token metrics count: server (usage) or o200k_base; empty on rows
 	// from sources that did not say (imports of old files, fixtures).
 	TokenBasis string `json:"token_basis,omitempty"`
+	// TokenBasisFallbacks counts valid requests without usage that were counted on o200k_base
+	// under the server basis; nil when none.
+	TokenBasisFallbacks *int `json:"token_basis_fallbacks,omitempty"`
+	// AIPerf's usage_*_diff_pct: mean (server − o200k_base) / o200k_base × 100; nil without usage.
+	UsagePromptDiffPct     *float64 `json:"usage_prompt_diff_pct,omitempty"`
+	UsageCompletionDiffPct *float64 `json:"usage_completion_diff_pct,omitempty"`
+	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct,omitempty"`
+	TruncatedPrompts       *int     `json:"truncated_prompts,omitempty"` // requests whose prompt the server cut; nil when none
+	Retries                *int     `json:"retries,omitempty"`           // requests retried after a stale connection; nil when none
+	// ErrorMessages are the distinct redacted server messages per error class (at most 5 each).
+	ErrorMessages map[string][]string `json:"error_messages,omitempty"`
+	// TTFTMinusServerPromptP50Ms is the p50 of client TTFT − the server's timings.prompt_ms: the
+	// time outside prompt processing (queueing, network); nil when the server sent no timings.
+	TTFTMinusServerPromptP50Ms *float64 `json:"ttft_minus_server_prompt_p50_ms,omitempty"`
 
 	AcceptanceLength   *float64 `json:"acceptance_length"`
 	SpecAcceptRate     *float64 `json:"spec_accept_rate"`

@@ -199,6 +199,7 @@ func caveats(v *view) []string {
 	if reqs, errs, pts := requestErrors(v); errs > 0 {
 		out = append(out, fmt.Sprintf("Request errors: %d of %d requests failed, on %s; throughput counts only the requests that succeeded.", errs, reqs, plural(pts, "point")))
 	}
+	out = append(out, fidelityCaveats(v)...)
 	if v.coverage.Failed+v.coverage.Partial > 0 {
 		out = append(out, fmt.Sprintf("Failures: %s failed and %s partial; their missing points are grey in the heatmaps and absent from the scatter panes.",
 			plural(v.coverage.Failed, "cell"), plural(v.coverage.Partial, "cell")))
@@ -208,7 +209,10 @@ func caveats(v *view) []string {
 
 // islOSL states the input/output lengths per shape: declared, and measured means.
 func islOSL(v *view) []string {
-	type acc struct{ isl, osl []*float64 }
+	type acc struct {
+		isl, osl []*float64
+		server   bool // some row counts OSL on the server's usage
+	}
 	byShape := map[string]*acc{}
 	for i := range v.rows {
 		r := &v.rows[i]
@@ -217,6 +221,7 @@ func islOSL(v *view) []string {
 			a = &acc{}
 			byShape[r.Shape] = a
 		}
+		a.server = a.server || r.TokenBasis == schema.TokenBasisServer
 		if r.PlotReady {
 			a.isl = append(a.isl, r.MeanInputTokens)
 			a.osl = append(a.osl, r.MeanOutputTokens)
@@ -234,7 +239,11 @@ func islOSL(v *view) []string {
 			s += fmt.Sprintf("declared %s/%s tokens; ", group(fmt.Sprint(sh.InputTokens)), group(fmt.Sprint(sh.OutputTokens)))
 		}
 		if isl, osl := mean(a.isl), mean(a.osl); isl != nil || osl != nil {
-			s += fmt.Sprintf("measured mean %s/%s tokens (o200k_base).", num(isl), num(osl))
+			basis := "(o200k_base)"
+			if a.server {
+				basis = "(ISL o200k_base, OSL server usage)"
+			}
+			s += fmt.Sprintf("measured mean %s/%s tokens %s.", num(isl), num(osl), basis)
 		} else {
 			s += "no measured lengths."
 		}

@@ -206,6 +206,7 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 		row.Flags = append(row.Flags, schema.FlagUsageMismatch)
 	}
 	row.TokenBasis = p.TokenBasis
+	fillFidelity(row, p)
 	if p.UsageDiscrepancy {
 		row.Flags = append(row.Flags, schema.FlagUsageDiscrepancy)
 	}
@@ -289,3 +290,25 @@ func finite(p *float64) *float64 {
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// fillFidelity copies what the cover's caveats need from the point: basis fallbacks, usage
+// differences, truncation, retries, server messages and client-vs-server TTFT.
+func fillFidelity(row *schema.AtlasRow, p *schema.Point) {
+	nonzero := func(n int) *int {
+		if n == 0 {
+			return nil
+		}
+		return &n
+	}
+	row.TokenBasisFallbacks = nonzero(p.TokenBasisFallbacks)
+	row.TruncatedPrompts = nonzero(p.TruncatedPrompts)
+	row.Retries = nonzero(p.Retries)
+	row.UsagePromptDiffPct, row.UsageCompletionDiffPct = p.UsagePromptDiffPct, p.UsageCompletionDiffPct
+	row.UsageReasoningDiffPct = p.UsageReasoningDiffPct
+	if len(p.ErrorMessages) > 0 {
+		row.ErrorMessages = p.ErrorMessages
+	}
+	if s := stat(p.TTFTMinusServerPromptMs); s != nil {
+		row.TTFTMinusServerPromptP50Ms = fp(s.P50)
+	}
+}

@@ -207,3 +207,32 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// TestNormalizeFidelity: the point's fidelity fields reach the atlas row the cover reads; zero
+// counts stay null, so a clean point carries none of them.
+func TestNormalizeFidelity(t *testing.T) {
+	p := okPoint("c", 1)
+	p.TokenBasis, p.TokenBasisFallbacks, p.TruncatedPrompts, p.Retries = schema.TokenBasisServer, 2, 3, 4
+	p.UsageCompletionDiffPct, p.UsageDiscrepancy = schema.F(-15), true
+	p.ErrorMessages = map[string][]string{schema.ErrorConnect: {"refused"}}
+	p.TTFTMinusServerPromptMs = &schema.Stat{Count: 5, P50: 7.5}
+	clean := okPoint("c", 2)
+	rows, _ := Normalize("camp", testCell("c", 1, 2), []schema.Point{p, clean}, nil, nil)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if r.TokenBasis != schema.TokenBasisServer || r.TokenBasisFallbacks == nil || *r.TokenBasisFallbacks != 2 ||
+		r.TruncatedPrompts == nil || *r.TruncatedPrompts != 3 || r.Retries == nil || *r.Retries != 4 ||
+		r.UsageCompletionDiffPct == nil || *r.UsageCompletionDiffPct != -15 || r.ErrorMessages[schema.ErrorConnect][0] != "refused" ||
+		r.TTFTMinusServerPromptP50Ms == nil || *r.TTFTMinusServerPromptP50Ms != 7.5 {
+		t.Errorf("fidelity fields not carried: %+v", r)
+	}
+	if !slices.Contains(r.Flags, schema.FlagUsageDiscrepancy) || !slices.Contains(r.Flags, schema.FlagTruncatedPrompts) {
+		t.Errorf("flags = %v", r.Flags)
+	}
+	c := rows[1]
+	if c.TokenBasisFallbacks != nil || c.TruncatedPrompts != nil || c.Retries != nil || c.ErrorMessages != nil || c.TTFTMinusServerPromptP50Ms != nil {
+		t.Errorf("a clean point carries fidelity fields: %+v", c)
+	}
+}

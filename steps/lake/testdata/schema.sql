@@ -55,6 +55,14 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   reasoning_token_avg DOUBLE PRECISION,
   reasoning_field TEXT,
   token_basis TEXT, -- what the token metrics count: server (usage) or o200k_base; NULL when the source did not say
+  token_basis_fallbacks BIGINT, -- valid requests without usage counted on o200k_base under the server basis; NULL when none
+  truncated_prompts BIGINT, -- requests whose prompt the server cut; NULL when none
+  retries BIGINT, -- requests retried after a stale idle connection; NULL when none
+  error_messages_json TEXT, -- distinct redacted server messages per error class, as JSON
+  usage_prompt_diff_pct DOUBLE PRECISION,
+  usage_completion_diff_pct DOUBLE PRECISION,
+  usage_reasoning_diff_pct DOUBLE PRECISION,
+  ttft_minus_server_prompt_p50_ms DOUBLE PRECISION,
   acceptance_length DOUBLE PRECISION,
   spec_accept_rate DOUBLE PRECISION,
   prefix_cache_hit_rate DOUBLE PRECISION,

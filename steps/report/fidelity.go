@@ -1,0 +1,159 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/stats"
+)
+
+// maxMessagesPerClass bounds the server messages the cover quotes for one error class.
+const maxMessagesPerClass = 3
+
+// fidelityCaveats states how far the measured numbers can be trusted: what the token counts
+// count, whether the server's usage disagrees with the client's count, truncated prompts,
+// connection retries, the servers' own error messages and client-vs-server TTFT. Each line
+// appears only when it applies.
+func fidelityCaveats(v *view) []string {
+	var out []string
+	bases := map[string]int{}
+	var fallbacks, fallbackPts, truncated, truncPts, retries, retryPts int
+	var discPts int
+	maxDiff := map[string]float64{}
+	msgs := map[string][]string{}
+	var gap []float64
+	for i := range v.rows {
+		r := &v.rows[i]
+		if r.TokenBasis != "" {
+			bases[r.TokenBasis]++
+		}
+		if n := deref(r.TokenBasisFallbacks); n > 0 {
+			fallbacks, fallbackPts = fallbacks+n, fallbackPts+1
+		}
+		if n := deref(r.TruncatedPrompts); n > 0 || hasFlag(r, schema.FlagTruncatedPrompts) {
+			truncated, truncPts = truncated+n, truncPts+1
+		}
+		if n := deref(r.Retries); n > 0 {
+			retries, retryPts = retries+n, retryPts+1
+		}
+		over := hasFlag(r, schema.FlagUsageDiscrepancy)
+		for _, d := range []struct {
+			name string
+			pct  *float64
+		}{{"prompt", r.UsagePromptDiffPct}, {"completion", r.UsageCompletionDiffPct}, {"reasoning", r.UsageReasoningDiffPct}} {
+			if d.pct == nil {
+				continue
+			}
+			a := math.Abs(*d.pct)
+			if a > stats.UsageDiffThresholdPct {
+				over = true
+			}
+			if a > math.Abs(maxDiff[d.name]) {
+				maxDiff[d.name] = *d.pct
+			}
+		}
+		if over {
+			discPts++
+		}
+		for class, ms := range r.ErrorMessages {
+			for _, m := range ms {
+				if !slices.Contains(msgs[class], m) {
+					msgs[class] = append(msgs[class], m)
+				}
+			}
+		}
+		if r.TTFTMinusServerPromptP50Ms != nil {
+			gap = append(gap, *r.TTFTMinusServerPromptP50Ms)
+		}
+	}
+
+	if len(bases) > 0 {
+		var parts []string
+		for _, b := range slices.Sorted(maps.Keys(bases)) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", basisName(b), plural(bases[b], "point")))
+		}
+		s := "Token counts: OSL, ITL and tok/s count " + strings.Join(parts, " and ") + "; ISL is the asked prompt in o200k_base tokens."
+		if fallbacks > 0 {
+			s += fmt.Sprintf(" %s on %s carried no usage and were counted on o200k_base instead (token_basis_fallbacks).", plural(fallbacks, "valid request"), plural(fallbackPts, "point"))
+		}
+		out = append(out, s)
+	}
+	if discPts > 0 {
+		var parts []string
+		for _, k := range []string{"prompt", "completion", "reasoning"} {
+			if d, ok := maxDiff[k]; ok && math.Abs(d) > stats.UsageDiffThresholdPct {
+				parts = append(parts, fmt.Sprintf("%s %+.1f %%", k, d))
+			}
+		}
+		s := fmt.Sprintf("Usage discrepancy: on %s the server's usage differs from the o200k_base count by more than %g %% on average", plural(discPts, "point"), stats.UsageDiffThresholdPct)
+		if len(parts) > 0 {
+			s += " (largest: " + strings.Join(parts, ", ") + ")"
+		}
+		out = append(out, s+"; token throughput depends on which count is used.")
+	}
+	if truncPts > 0 {
+		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (it received fewer prompt tokens than were sent); those points did not measure the declared ISL.", plural(truncated, "prompt"), plural(truncPts, "point")))
+	}
+	if retries > 0 {
+		out = append(out, fmt.Sprintf("Connection retries: %s on %s were retried once after the server closed an idle connection.", plural(retries, "request"), plural(retryPts, "point")))
+	}
+	for _, class := range slices.Sorted(maps.Keys(msgs)) {
+		ms := msgs[class]
+		shown := ms
+		if len(shown) > maxMessagesPerClass {
+			shown = shown[:maxMessagesPerClass]
+		}
+		var quoted []string
+		for _, m := range shown {
+			quoted = append(quoted, fmt.Sprintf("%q", clip(m, 120)))
+		}
+		s := fmt.Sprintf("Server messages (%s): %s", class, strings.Join(quoted, ", "))
+		if more := len(ms) - len(shown); more > 0 {
+			s += fmt.Sprintf(" and %d more", more)
+		}
+		out = append(out, s+".")
+	}
+	if len(gap) > 0 {
+		lo, hi := slices.Min(gap), slices.Max(gap)
+		out = append(out, fmt.Sprintf("Client vs server TTFT: on %s the client's TTFT p50 exceeds the server's own prompt time by %s ms (queueing, network and streaming overhead).",
+			plural(len(gap), "point"), msRange(lo, hi)))
+	}
+	return out
+}
+
+func basisName(b string) string {
+	switch b {
+	case schema.TokenBasisServer:
+		return "the server's usage"
+	case schema.TokenBasisO200k:
+		return "the client's o200k_base count"
+	}
+	return b
+}
+
+func msRange(lo, hi float64) string {
+	if lo == hi {
+		return fmt.Sprintf("%.1f", lo)
+	}
+	return fmt.Sprintf("%.1f to %.1f", lo, hi)
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// clip shortens s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}

@@ -1,0 +1,62 @@
+package report_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/report"
+)
+
+func iptr(n int) *int { return &n }
+
+// fidelityPhrases are the cover caveats fidelityCaveats can write, one per trigger.
+var fidelityPhrases = []string{"Token counts:", "Usage discrepancy:", "Truncated prompts:", "Connection retries:",
+	"Server messages", "Client vs server TTFT:"}
+
+// TestCoverFidelityCaveats reads the cover back: a campaign that triggers every fidelity caveat
+// shows each with its figures, and the plain partial campaign shows none of them.
+func TestCoverFidelityCaveats(t *testing.T) {
+	in := partialInput()
+	a, b := &in.Atlas[0], &in.Atlas[1]
+	a.TokenBasis, b.TokenBasis = schema.TokenBasisServer, schema.TokenBasisO200k
+	a.TokenBasisFallbacks = iptr(3)
+	a.UsageCompletionDiffPct, a.UsagePromptDiffPct = f(-23.4), f(2)
+	a.Flags = append(a.Flags, schema.FlagUsageDiscrepancy)
+	b.TruncatedPrompts = iptr(4)
+	b.Retries = iptr(2)
+	b.ErrorMessages = map[string][]string{schema.ErrorContext: {"the request exceeds the available context size"}}
+	in.Atlas[4].ErrorMessages = map[string][]string{schema.ErrorConnect: {"dial tcp 10.0.0.1:8000: connection refused"}}
+	a.TTFTMinusServerPromptP50Ms, b.TTFTMinusServerPromptP50Ms = f(12.5), f(40.25)
+
+	out := filepath.Join(t.TempDir(), "out.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	text := pdfText(t, out)
+	mustContain(t, text,
+		"ISL/OSL aa-1k: declared 1,000/1,000 tokens; measured mean 1,000/1,000 tokens (ISL o200k_base, OSL server usage).",
+		"Token counts: OSL, ITL and tok/s count the client's o200k_base count (1 point) and the server's usage (1 point)",
+		"3 valid requests on 1 point carried no usage and were counted on o200k_base instead (token_basis_fallbacks)",
+		"Usage discrepancy: on 1 point the server's usage differs from the o200k_base count by more than 10 % on average (largest: completion -23.4 %)",
+		"Truncated prompts: the server cut 4 prompts on 1 point",
+		"Connection retries: 2 requests on 1 point were retried once",
+		`Server messages (connect): "dial tcp 10.0.0.1:8000: connection refused"`,
+		`Server messages (context_exceeded): "the request exceeds the available context size"`,
+		"Client vs server TTFT: on 2 points the client's TTFT p50 exceeds the server's own prompt time by 12.5 to 40.2 ms",
+	)
+
+	out = filepath.Join(t.TempDir(), "plain.pdf")
+	if err := report.Render(context.Background(), partialInput(), out); err != nil {
+		t.Fatal(err)
+	}
+	text = pdfText(t, out)
+	for _, p := range fidelityPhrases {
+		if strings.Contains(text, p) {
+			t.Errorf("a campaign without fidelity data still shows %q", p)
+		}
+	}
+	mustContain(t, text, "Caveats", "Request errors:") // the other caveats are still there
+}
