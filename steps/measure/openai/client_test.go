@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,16 +141,32 @@ func TestFirstTokenIgnoresRoleChunks(t *testing.T) {
 			if rec.ErrorClass != "" {
 				t.Fatalf("error %s: %s", rec.ErrorClass, rec.Error)
 			}
+			// Structure, not a time window: the server sends the role chunk at once and each
+			// later chunk only after gap, so TTFT (first token of any kind) and TTFO (first
+			// answer token) can never be below the time the server waited before sending
+			// them (a counted role chunk would put TTFT near zero), and they must be the
+			// stamps of chunk 0 and of the first answer chunk. How late a loaded machine
+			// delivers is not this test's claim (BenchmarkFidelity reports it).
+			if len(rec.ChunkNs) != c.wantChunks {
+				t.Fatalf("chunks = %d, want %d content/reasoning chunks (the role chunk is not one)", len(rec.ChunkNs), c.wantChunks)
+			}
 			ttft := time.Duration(rec.FirstTokenNs - rec.StartNs)
 			ttfo := time.Duration(rec.FirstOutputNs - rec.StartNs)
-			if ttft < gap || ttft > gap+30*time.Millisecond {
-				t.Errorf("TTFT = %v, want about %v: the role chunk sent at once must not count", ttft, gap)
+			if ttft < gap {
+				t.Errorf("TTFT = %v, below the %v the server waited before the first token: the role chunk sent at once must not count", ttft, gap)
 			}
-			if ttfo < c.wantTTFO || ttfo > c.wantTTFO+30*time.Millisecond {
-				t.Errorf("TTFO = %v, want about %v", ttfo, c.wantTTFO)
+			if ttfo < c.wantTTFO {
+				t.Errorf("TTFO = %v, below the %v the server waited before the first answer token", ttfo, c.wantTTFO)
 			}
-			if len(rec.ChunkNs) != c.wantChunks || rec.LastContentNs != rec.ChunkNs[len(rec.ChunkNs)-1] {
-				t.Errorf("chunks = %d (last content %d), want %d content/reasoning chunks ending at the last one", len(rec.ChunkNs), rec.LastContentNs, c.wantChunks)
+			answer := 0
+			if c.reasoning {
+				answer = 1
+			}
+			if rec.FirstTokenNs != rec.ChunkNs[0] || rec.FirstOutputNs != rec.ChunkNs[answer] {
+				t.Errorf("first token %d, first output %d; want the stamps of chunk 0 and of the first answer chunk %d in %v", rec.FirstTokenNs, rec.FirstOutputNs, answer, rec.ChunkNs)
+			}
+			if !slices.IsSorted(rec.ChunkNs) || rec.LastContentNs != rec.ChunkNs[len(rec.ChunkNs)-1] {
+				t.Errorf("chunk stamps %v (last content %d): want them in order, ending at the last one", rec.ChunkNs, rec.LastContentNs)
 			}
 			if rec.ReasoningTok != c.wantReasoning || rec.OutputTokens+rec.ReasoningTok != 2 || rec.UsageComplete == nil || *rec.UsageComplete != 2 || rec.UsageMismatch {
 				t.Errorf("tokens out %d reasoning %d usage %v mismatch %v; want %d reasoning, 2 in all, usage 2",
@@ -199,12 +216,11 @@ func TestErrorClasses(t *testing.T) {
 			if rec.Index != 7 || rec.EndNs < rec.StartNs {
 				t.Errorf("index %d, start %d, end %d", rec.Index, rec.StartNs, rec.EndNs)
 			}
-			if c.want == "" && rec.EndNs-rec.StartNs > int64(timeout) {
-				t.Errorf("a complete response ended %v after its start, past the timeout", time.Duration(rec.EndNs-rec.StartNs))
-			}
+			// A stalled stream may only be classed timeout once the timeout has passed (a lower
+			// bound holds under any load); a complete one must not be (its class says so).
 			if c.want == schema.ErrorTimeout {
-				if d := time.Duration(rec.EndNs - rec.StartNs); d < timeout || d > timeout+time.Second {
-					t.Errorf("timed out after %v, want just over %v", d, timeout)
+				if d := time.Duration(rec.EndNs - rec.StartNs); d < timeout {
+					t.Errorf("timed out after %v, before the %v timeout", d, timeout)
 				}
 			}
 		})
@@ -224,13 +240,11 @@ func TestConnectAndCancel(t *testing.T) {
 	cl = newClient(t, openai.Options{BaseURL: stalled.URL, Timeout: time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	begin := time.Now()
+	// The server stalls forever and the client's own timeout is a minute away: the stream
+	// can only end, classed cancelled, because the context was cancelled.
 	rec := cl.Stream(ctx, openai.Request{Body: body(1)}).Record
 	if rec.ErrorClass != schema.ErrorCancelled {
 		t.Fatalf("cancelled run: class %q (%s), want cancelled", rec.ErrorClass, rec.Error)
-	}
-	if d := time.Since(begin); d > 2*time.Second {
-		t.Fatalf("cancellation took %v", d)
 	}
 
 	if rec := cl.Stream(context.Background(), openai.Request{Body: []byte("not json")}).Record; rec.ErrorClass != schema.ErrorConnect || !strings.Contains(rec.Error, "JSON object") {
