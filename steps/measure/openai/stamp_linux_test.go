@@ -12,15 +12,16 @@ import (
 )
 
 // TestKernelStampsIgnoreReaderDelay shows why reads are stamped with the kernel's receive
-// time: a reader that only gets to the socket 50 ms late still stamps the data within a
-// millisecond of when it was written.
+// time: a reader that only gets to the socket 50 ms after the write returned still stamps
+// the data between the start and the end of the write call (on loopback the kernel stamps
+// the data as the write enqueues it), not when the read came.
 func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	wrote := make(chan int64, 1)
+	wrote := make(chan [2]int64, 1)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -28,8 +29,9 @@ func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
 		}
 		defer c.Close()
 		time.Sleep(10 * time.Millisecond)
-		wrote <- sse.Now()
+		before := sse.Now()
 		_, _ = c.Write([]byte("data: x\n\n"))
+		wrote <- [2]int64{before, sse.Now()}
 		time.Sleep(100 * time.Millisecond)
 	}()
 	raw, err := net.Dial("tcp", ln.Addr().String())
@@ -51,10 +53,11 @@ func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
 	stamp := clock()
-	if d := time.Duration(stamp - w); d < 0 || d > time.Millisecond {
-		t.Errorf("stamp is %v after the write, want within 1 ms (the read came %v after it)", d, time.Duration(readAt-w))
+	if stamp < w[0] || stamp > w[1] {
+		t.Errorf("stamp is %v after the write began, want within the write call (%v long); the read came %v after it",
+			time.Duration(stamp-w[0]), time.Duration(w[1]-w[0]), time.Duration(readAt-w[0]))
 	}
-	if readAt-w < int64(50*time.Millisecond) {
+	if readAt-w[1] < int64(50*time.Millisecond) {
 		t.Fatalf("the read was not late: the test proves nothing")
 	}
 	if _, err := c.Read(buf); err != io.EOF {
