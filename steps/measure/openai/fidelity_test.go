@@ -197,51 +197,36 @@ func probeP99(t testing.TB, probeURL string) float64 {
 	return v
 }
 
-// realGapMs is the median gap in ms between consecutive chunks the server really sent for
-// the run's requests: the control, measured in the same run on the same server, that the
-// stamping errors are judged against.
-func realGapMs(recs []schema.RequestRecord, truths map[string]truth, prefix string) float64 {
-	var gaps []float64
-	for _, r := range recs {
-		sent := truths[prefix+strconv.Itoa(r.Index)].Sent
-		for k := 1; k < len(sent); k++ {
-			gaps = append(gaps, float64(sent[k]-sent[k-1])/1e6)
-		}
-	}
-	slices.Sort(gaps)
-	return stats.Percentile(gaps, 50)
-}
+// plannedGap is the token interval both test servers are configured with (ITL, TPOT).
+const plannedGap = 10 * time.Millisecond
 
 // checkFidelity runs one point and checks what stamping must get right whatever the load:
 // token counts equal the server's usage, no chunk is stamped before the server sent it
-// (both in fidelity), and the median error of every metric is under half the median gap
-// between the chunks the server really sent in this run: a stamp given to the wrong chunk
-// (the role chunk, a neighbour, the end of the stream) is off by at least one whole gap,
-// while load only adds delivery delay to some requests. How small the errors are on a
-// quiet machine is a performance figure: BenchmarkFidelity reports it.
+// (both in fidelityErrors), and the median error of every metric is under half the planned
+// token interval: a stamp given to the wrong chunk (a neighbour, the end of the stream) is
+// off by a whole interval when the server keeps its schedule, while load only delays some
+// deliveries (the median stays near zero; a loaded server that sends late chunks back to
+// back shrinks the real gaps, not the errors). A role chunk counted as the first token is
+// caught by the causality check. How small the errors are is a performance figure:
+// BenchmarkFidelity reports it.
 func checkFidelity(t *testing.T, base string, c int, truths func(t testing.TB) map[string]truth) {
 	t.Helper()
 	const prefix = "f-"
 	recs := runPoint(t, base, c, max(2*c, 8), 6, "sim-model", prefix)
-	tr := truths(t)
-	p99, p50, injected := fidelity(t, recs, tr, prefix)
-	gap := realGapMs(recs, tr, prefix)
-	t.Logf("p99 |measured − sent| ms %v, p50 %v; first token after its planned time p99 %.3f ms; real chunk gap p50 %.3f ms",
-		p99, p50, injected, gap)
-	if gap <= 0 {
-		t.Fatalf("the server's chunks were not spread out (median gap %.3f ms): the test proves nothing", gap)
-	}
+	p99, p50, injected := fidelity(t, recs, truths(t), prefix)
+	t.Logf("p99 |measured − sent| ms %v, p50 %v; first token after its planned time p99 %.3f ms", p99, p50, injected)
+	limit := float64(plannedGap) / 2e6
 	for name, v := range p50 {
-		if v >= gap/2 {
-			t.Errorf("%s: median error %.3f ms, at least half the real chunk gap %.3f ms: the client stamps the wrong chunks", name, v, gap)
+		if v >= limit {
+			t.Errorf("%s: median error %.3f ms, at least half the %v token interval: the client stamps the wrong chunks", name, v, plannedGap)
 		}
 	}
 }
 
-// minimalChild starts the minimal server (TTFT 20 ms, ITL 10 ms, 6 tokens) in a child
+// minimalChild starts the minimal server (TTFT 20 ms, ITL plannedGap, 6 tokens) in a child
 // process and returns its URL and how to read its truths.
 func minimalChild(t testing.TB) (string, func(testing.TB) map[string]truth) {
-	base := startChild(t, "minimal:20:10:6")
+	base := startChild(t, fmt.Sprintf("minimal:20:%d:6", plannedGap.Milliseconds()))
 	return base, func(t testing.TB) map[string]truth {
 		m := map[string]truth{}
 		getTruth(t, base+"/truth", &m)
@@ -249,10 +234,10 @@ func minimalChild(t testing.TB) (string, func(testing.TB) map[string]truth) {
 	}
 }
 
-// simChild starts the simulator (TTFT 20 ms, TPOT 10 ms) in a child process and returns its
-// URL and how to read its truths.
+// simChild starts the simulator (TTFT 20 ms, TPOT plannedGap) in a child process and returns
+// its URL and how to read its truths.
 func simChild(t testing.TB) (string, func(testing.TB) map[string]truth) {
-	cfg, _ := json.Marshal(schema.SimConfig{Seed: 1, TTFTMs: 20, TPOTMs: 10, BatchTPOTMs: -1, PrefillMsPer1K: -1})
+	cfg, _ := json.Marshal(schema.SimConfig{Seed: 1, TTFTMs: 20, TPOTMs: float64(plannedGap.Milliseconds()), BatchTPOTMs: -1, PrefillMsPer1K: -1})
 	base := startChild(t, "sim:"+string(cfg))
 	return base, func(t testing.TB) map[string]truth {
 		var served []sim.Served
