@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/dominikbraun/graph/draw"
 )
 
 // Formats Write understands.
@@ -44,7 +43,7 @@ func (p *Plan) Write(w io.Writer, format string, note Annotation) error {
 	case "", "text":
 		return p.text(w, note)
 	case "dot":
-		return draw.DOT(p.Graph(), w, draw.GraphAttribute("label", p.Campaign.Spec.Campaign), draw.GraphAttribute("rankdir", "LR"))
+		return p.dot(w)
 	case "mermaid":
 		return p.mermaid(w)
 	case "json":
@@ -88,6 +87,29 @@ func (p *Plan) text(w io.Writer, note Annotation) error {
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// dot writes the plan as Graphviz DOT in plan order (nodes, then each node's incoming edges in
+// dependency order), so the same campaign gives the same bytes on every run. Ordering edges
+// are dashed; data edges solid.
+func (p *Plan) dot(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "strict digraph {\n  label=%s;\n  rankdir=\"LR\";\n", strconv.Quote(p.Campaign.Spec.Campaign))
+	for _, n := range p.Nodes {
+		fmt.Fprintf(&b, "  %s;\n", strconv.Quote(n.ID))
+	}
+	for _, n := range p.Nodes {
+		for _, d := range n.Deps {
+			style := ""
+			if !d.Data {
+				style = ` [style="dashed"]`
+			}
+			fmt.Fprintf(&b, "  %s -> %s%s;\n", strconv.Quote(d.Node.ID), strconv.Quote(n.ID), style)
+		}
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func (p *Plan) mermaid(w io.Writer) error {
