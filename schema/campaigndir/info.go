@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
@@ -94,4 +95,36 @@ func WriteSource(dir string, info Info) error {
 		fmt.Fprintf(&b, "\n## Delivery\n\nResults are evidence for delivery %s only.\n", strings.Join(info.Deliveries, ", "))
 	}
 	return WriteFile(Source(dir), []byte(b.String()))
+}
+
+// recordMu serialises RecordServer's read-modify-write of run.json within the process (steps
+// of one run share it).
+var recordMu sync.Mutex
+
+// RecordServer notes what endpoint name's server reported of itself (its version or build, from
+// the preflight) in run.json and SOURCE.md; a campaign directory without run.json (a step run
+// on its own) or an unknown endpoint is left alone, and an unchanged value writes nothing.
+func RecordServer(dir, endpoint, server string) error {
+	if server == "" {
+		return nil
+	}
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	info, err := ReadInfo(dir)
+	if err != nil {
+		return nil //nolint:nilerr // no run record: nothing to annotate
+	}
+	changed := false
+	for i := range info.Endpoints {
+		if info.Endpoints[i].Name == endpoint && info.Endpoints[i].Server != server {
+			info.Endpoints[i].Server, changed = server, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := WriteSource(dir, info); err != nil {
+		return err
+	}
+	return WriteInfo(dir, info)
 }

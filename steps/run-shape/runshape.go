@@ -149,6 +149,13 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	defer s.Close()
+	pre, err := s.Client.Check(ctx, s.Model)
+	if err != nil {
+		return engine.Result{}, fmt.Errorf("endpoint %s: %w", t.EndpointKey, err)
+	}
+	if err := campaigndir.RecordServer(t.Dir, t.EndpointKey, pre.Server); err != nil {
+		return engine.Result{}, fmt.Errorf("record server of endpoint %s: %w", t.EndpointKey, err)
+	}
 	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(conc), Concurrency: conc,
 		Rate: cell.Workload.RequestRate, Arrival: cell.Workload.Arrival, Seed: cell.Workload.Seed}
 	progress := func(p loadgen.Progress) {

@@ -1,0 +1,80 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestPreflight(t *testing.T) {
+	llama := func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"tiny-llama","object":"model","owned_by":"llamacpp"}]}`))
+		case "/props":
+			_, _ = w.Write([]byte(`{"total_slots":4,"build_info":"b4677-c392e50"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	vllm := func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			_, _ = w.Write([]byte(`{"data":[{"id":"meta/llama-3-8b"},{"id":"lora-a"}]}`))
+		case "/version":
+			_, _ = w.Write([]byte(`{"version":"0.11.0"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		model   string
+		server  string
+		models  []string
+		err     string // substring; "" = no error
+	}{
+		{"llama.cpp lists the model", llama, "tiny-llama", "llama.cpp build b4677-c392e50", []string{"tiny-llama"}, ""},
+		{"vLLM lists the model", vllm, "lora-a", "version 0.11.0", []string{"meta/llama-3-8b", "lora-a"}, ""},
+		{"misspelt model names the served ones", vllm, "meta/llama-3-8B", "", nil,
+			`model "meta/llama-3-8B" is not served here; /v1/models lists "meta/llama-3-8b", "lora-a"`},
+		{"no /v1/models route skips the check", http.NotFound, "anything", "", nil, ""},
+		{"server error skips the check", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, "m", "", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			c, err := New(Options{BaseURL: srv.URL + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			p, err := c.Check(context.Background(), tc.model)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Server != tc.server || strings.Join(p.Models, ",") != strings.Join(tc.models, ",") {
+				t.Fatalf("preflight = %+v, want server %q models %v", p, tc.server, tc.models)
+			}
+		})
+	}
+	var nse *ModelNotServedError
+	srv := httptest.NewServer(http.HandlerFunc(vllm))
+	defer srv.Close()
+	c, _ := New(Options{BaseURL: srv.URL})
+	defer c.Close()
+	if _, err := c.Check(context.Background(), "x"); !errors.As(err, &nse) || len(nse.Served) != 2 {
+		t.Fatalf("err = %v, want a ModelNotServedError listing 2 models", err)
+	}
+}
