@@ -96,8 +96,13 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 	return schema.RequestRecord{Index: i, Phase: phase, StartNs: now, EndNs: now, ErrorClass: schema.ErrorConnect, Error: "build request: " + err.Error()}
 }
 
-// Load runs one point's load and returns its records in index order.
+// Load runs one point's load and returns its records in index order. It first opens the
+// point's concurrency worth of connections, so no request of the window pays a connect
+// inside its TTFT.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
+	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
+		s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
+	}
 	return loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
 		return s.send(ctx, phase, cfg.Concurrency, i)
 	}, progress)

@@ -1,0 +1,66 @@
+package openai
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+)
+
+// warmHold bounds how long Warm waits for all its connections to be open at once.
+const warmHold = 10 * time.Second
+
+// Warm opens n connections to the server and leaves them idle in the pool, so the first n
+// requests of a window reuse one instead of paying a TCP (and TLS) connect inside their
+// TTFT. Each connection carries one cheap GET /v1/models; every request holds its connection
+// until all n have one (or warmHold passes), so no two share one. Whatever the server answers
+// is ignored: Warm is best effort, and it returns how many connections it opened.
+func (c *Client) Warm(ctx context.Context, n int) int {
+	n = min(n, c.tr.MaxIdleConnsPerHost)
+	if n <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, warmHold)
+	defer cancel()
+	var got sync.WaitGroup
+	got.Add(n)
+	all := make(chan struct{})
+	go func() { got.Wait(); close(all) }()
+	var mu sync.Mutex
+	opened := 0
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			once := sync.Once{}
+			trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+				once.Do(func() {
+					if !i.Reused {
+						mu.Lock()
+						opened++
+						mu.Unlock()
+					}
+					got.Done()
+					select { // hold this connection until every request has its own
+					case <-all:
+					case <-ctx.Done():
+					}
+				})
+			}}
+			defer once.Do(got.Done) // the request failed before it had a connection
+			req, err := c.newRequest(httptrace.WithClientTrace(ctx, trace), http.MethodGet, "/v1/models", nil)
+			if err != nil {
+				return
+			}
+			resp, err := c.http.Do(req)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxErrorBody))
+			_ = resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	return opened
+}
