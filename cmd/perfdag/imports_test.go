@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/report"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 // copyTree copies the files under src to dst.
@@ -32,6 +35,28 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkComparisonPage reads the report's text: the side-by-side page is there and names each
+// imported source.
+func checkComparisonPage(t *testing.T, pdf string) {
+	t.Helper()
+	bin := testkit.NeedTool(t, "pdftotext")
+	out, err := exec.Command(bin, "-layout", pdf, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	text := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{report.TitleCompare, "perfdag", "aiperf (stats", "from per-request",
+		"vllm-bench 0.9.1", "sglang-bench (stats", "from aggregate",
+		"TTFT p50 (ms)", "Request throughput (req/s)", "Endpoint local, custom 550/16 tokens, concurrency 4"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "No measured and imported points") {
+		t.Error("cover says the comparison page has no data")
 	}
 }
 
@@ -80,10 +105,14 @@ func TestImportsCampaign(t *testing.T) {
 		if r.CellID == "sglang-bench" && (r.RequestThroughput == nil || *r.RequestThroughput < 18.18 || *r.RequestThroughput > 18.19) {
 			t.Errorf("sglang request throughput %v, want 8/0.440033 = 18.18", r.RequestThroughput)
 		}
+		if r.CellID == "sglang-bench" && (r.TTFTP90Ms != nil || r.TTFTP99Ms == nil) {
+			t.Errorf("sglang TTFT p90 %v (the file states none: want null), p99 %v", r.TTFTP90Ms, r.TTFTP99Ms)
+		}
 	}
 	for c := range want {
 		t.Errorf("no atlas row for %s", c)
 	}
+	checkComparisonPage(t, campaigndir.Abs(dir, campaigndir.Report()))
 
 	lake := filepath.Join(root, "lake.db")
 	if b, err := perfdagChild("publish", dir, "--no-strict", "--lake", "sqlite://"+lake).CombinedOutput(); err != nil {

@@ -69,7 +69,7 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 		redact:  redact,
 	}
 	pages := []func(*doc, *view, *artwork){
-		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage,
+		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage,
 	}
 	contents := Contents(v.in)
 	for i, p := range pages {

@@ -1,6 +1,7 @@
 // Package report renders a campaign into the PDF a stakeholder reads: a cover with the coverage
 // line, caveats and the source under test, scatter panes per max_num_batched_tokens, heatmap
-// tables at fixed concurrencies, the AA, TPM, DCGM, roofline, champion and spec-decode pages.
+// tables at fixed concurrencies, the AA, TPM, DCGM, roofline, champion and spec-decode pages,
+// and a measured-vs-imported comparison when a campaign holds both at the same point.
 // A page whose data is missing says so in one line instead of vanishing.
 package report
 
@@ -40,7 +41,11 @@ const (
 	TitleRoofline = "Prefill/decode roofline"
 	TitleChampion = "Champion selection"
 	TitleSpec     = "Speculative decoding acceptance"
+	TitleCompare  = "Measured vs imported"
 )
+
+// missingCompare is the side-by-side page's line when no measured and imported points match.
+const missingCompare = "No measured and imported points at the same endpoint, shape and concurrency in this campaign."
 
 // PageInfo says whether a report page has data, so a caller can log which pages are empty.
 type PageInfo struct {
@@ -62,6 +67,7 @@ func Contents(in Input) []PageInfo {
 		{Title: TitleRoofline, HasData: hasRoofline(in.Roofline), Missing: "No roofline sweep in this campaign."},
 		{Title: TitleChampion, HasData: in.Champion != nil, Missing: "No champion selection (champion.json) in this campaign."},
 		{Title: TitleSpec, HasData: len(specCells(in, v)) > 0, Missing: "No speculative-decoding data in this campaign."},
+		{Title: TitleCompare, HasData: len(compareGroups(in)) > 0, Missing: missingCompare},
 	}
 }
 

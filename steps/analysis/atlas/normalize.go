@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/benchfile"
 )
 
 // Backend values of AtlasRow.Backend.
@@ -62,6 +63,9 @@ func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec ma
 				row.Extra["stats_from"], row.Extra["source_token_basis"] = im.StatsFrom, im.TokenBasis
 				if im.SourceVersion != "" {
 					row.Extra["source_version"] = im.SourceVersion
+				}
+				if im.StatsFrom == benchfile.StatsAggregate {
+					unstated(&row)
 				}
 			}
 		}
@@ -310,5 +314,16 @@ func fillFidelity(row *schema.AtlasRow, p *schema.Point) {
 	}
 	if s := stat(p.TTFTMinusServerPromptMs); s != nil {
 		row.TTFTMinusServerPromptP50Ms = fp(s.P50)
+	}
+}
+
+// unstated clears the latency statistics an aggregate-only import left at zero: its file did
+// not state them (SGLang has no TTFT p90, for one), and no measured latency is 0 ms.
+func unstated(row *schema.AtlasRow) {
+	for _, p := range []**float64{&row.TTFTAvgMs, &row.TTFTP50Ms, &row.TTFTP90Ms, &row.TTFTP95Ms, &row.TTFTP99Ms, &row.TTFOAvgMs,
+		&row.ITLAvgMs, &row.ITLP50Ms, &row.ITLP99Ms, &row.RequestLatencyAvgMs, &row.RequestLatencyP50Ms, &row.RequestLatencyP99Ms} {
+		if *p != nil && **p == 0 {
+			*p = nil
+		}
 	}
 }

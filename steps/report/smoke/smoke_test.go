@@ -209,7 +209,7 @@ func TestSmokeRenderReadsBack(t *testing.T) {
 	text := strings.Join(strings.Fields(string(raw)), " ")
 	want := []string{
 		report.TitleCover, report.TitleScatter, report.TitleHeatmap, report.TitleAA, report.TitleTPM,
-		report.TitleDCGM, report.TitleRoofline, report.TitleChampion, report.TitleSpec,
+		report.TitleDCGM, report.TitleRoofline, report.TitleChampion, report.TitleSpec, report.TitleCompare,
 		"Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points",
 		"Evicted context: 20 cells (120 points)",
 		"Settle discipline: used",
