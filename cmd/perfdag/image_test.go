@@ -54,9 +54,17 @@ func TestImageRootRunsQuickstart(t *testing.T) {
 			t.Fatalf("Dockerfile COPY %d is %q, the test replicates %q", i, copies[i], c.line)
 		}
 	}
-	unshare, chroot := testkit.NeedTool(t, "unshare"), testkit.NeedTool(t, "chroot")
-	if out, err := exec.Command(unshare, "-r", "true").CombinedOutput(); err != nil {
-		testkit.Unavailable(t, "user namespaces are not available (unshare -r true: "+strings.TrimSpace(string(out))+")")
+	// a user namespace where the kernel allows one; as root, a plain chroot serves as well
+	chroot := testkit.NeedTool(t, "chroot")
+	enter := []string{chroot}
+	if unshare, err := exec.LookPath("unshare"); err == nil {
+		if out, err := exec.Command(unshare, "-r", "true").CombinedOutput(); err == nil {
+			enter = []string{unshare, "-r", chroot}
+		} else if os.Geteuid() != 0 {
+			testkit.Unavailable(t, "user namespaces are not available (unshare -r true: "+strings.TrimSpace(string(out))+") and the test is not root")
+		}
+	} else if os.Geteuid() != 0 {
+		testkit.Unavailable(t, "neither unshare nor root is available to enter the image root")
 	}
 
 	root := t.TempDir()
@@ -106,7 +114,7 @@ func TestImageRootRunsQuickstart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, unshare, "-r", chroot, root, "/perfdag", "run", "/campaign/quickstart.yaml", "--out", "/tmp/c")
+	cmd := exec.CommandContext(ctx, enter[0], append(enter[1:], root, "/perfdag", "run", "/campaign/quickstart.yaml", "--out", "/tmp/c")...)
 	cmd.Env = []string{} // an image has no environment beyond what the pod sets
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
