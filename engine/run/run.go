@@ -50,7 +50,7 @@ func New(p *plan.Plan, dir string, opts Options) *Runner {
 		opts.Parallel = 4
 	}
 	if opts.RunID == "" {
-		opts.RunID = time.Now().UTC().Format("20060102T150405Z")
+		opts.RunID = time.Now().UTC().Format("20060102T150405.000Z") // ms: two runs into one directory within a second stay apart
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
