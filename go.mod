@@ -6,6 +6,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0
 	github.com/dominikbraun/graph v0.23.0
 	github.com/expr-lang/expr v1.17.8
+	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/johnfercher/maroto/v2 v2.4.0

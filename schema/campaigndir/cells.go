@@ -75,8 +75,8 @@ func ReadCell(r Reader, files CellFiles) ([]schema.AtlasRow, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
 	}
-	var rows []schema.AtlasRow
-	if err := DecodeStrict(files.Normalized, b, &rows); err != nil {
+	rows, err := decodeRows(files.Normalized, b)
+	if err != nil {
 		return nil, "", err
 	}
 	sb, err := read(files.Status)
@@ -129,10 +129,10 @@ func (d *AtlasDecoder) Next(row *schema.AtlasRow) error {
 		if len(b) == 0 {
 			continue
 		}
-		*row = schema.AtlasRow{}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(row); err != nil {
+		if decodeRow(b, row) {
+			return nil
+		}
+		if err := decodeRowV1(b, row); err != nil {
 			return fmt.Errorf("%s:%d: %w", d.name, d.line, err)
 		}
 		return nil
