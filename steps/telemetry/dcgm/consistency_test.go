@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,44 +69,24 @@ func concOf(phase int) int { return []int{1, 8}[phase] }
 
 // TestSameMeansFromAllSources feeds one generated dataset to all three sources: the frozen
 // YAML written from it, a real Prometheus server scraping a test exporter that serves it phase by
-// phase, and a Sampler polling that exporter. All three must give the same window means.
+// phase, and a Sampler polling that exporter. All three must give the same window means. The
+// exporter changes phase on events (scrapes served, samples taken), not on the clock, so the
+// outcome does not depend on how the machine schedules the test, Prometheus or the Sampler.
 func TestSameMeansFromAllSources(t *testing.T) {
 	promBin := testkit.NeedTool(t, "prometheus")
 	data := synthDataset()
-	const phase = 4 * time.Second
 
-	var t0 atomic.Int64 // unix ns of phase 0's start; 0 until the timeline begins
-	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ph := 0
-		if start := t0.Load(); start != 0 {
-			ph = min(max(int(time.Since(time.Unix(0, start))/phase), 0), len(data)-1)
-		}
-		text, err := ExporterText(data[ph])
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		_, _ = w.Write(text)
-	}))
+	exp := newPhasedExporter(data)
+	exporter := httptest.NewServer(exp)
 	defer exporter.Close()
 
 	promURL := startPrometheus(t, promBin, strings.TrimPrefix(exporter.URL, "http://"))
 
-	start := time.Now().Add(500 * time.Millisecond)
-	t0.Store(start.UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The deadline bounds a hang (a consumer that stopped scraping), nothing else.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sampler := StartSampler(ctx, &promscrape.Fetcher{}, exporter.URL, 250*time.Millisecond, Filter{Host: "synth-node"})
-
-	// Each point's window sits inside its phase, 2.5 s after the change (more than two 1 s
-	// scrape intervals, so Prometheus's latest sample is from this phase) and 0.3 s before the next.
-	var windows []Window
-	for ph := range data {
-		ps := start.Add(time.Duration(ph) * phase)
-		windows = append(windows, Window{Concurrency: concOf(ph), Start: ps.Add(2500 * time.Millisecond), End: ps.Add(phase - 300*time.Millisecond)})
-	}
-	time.Sleep(time.Until(windows[len(windows)-1].End.Add(300 * time.Millisecond)))
+	windows := exp.runPhases(ctx, t, sampler)
 	samples, st := sampler.Stop()
 	if st.Scrapes == 0 {
 		t.Fatalf("exporter sampler got nothing: %+v", st)
