@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,11 @@ tasks that load an endpoint also hold that endpoint's mutex, named from its addr
 workflows never benchmark one server at once. API keys come from a Secret (one key per
 api_key_env). A campaign with schedule: becomes a CronWorkflow: cron → schedules, timezone →
 timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
-catchup_window → startingDeadlineSeconds.`,
+catchup_window → startingDeadlineSeconds. Argo has no queue policy: overlap queue becomes
+Allow (a due run starts at once; its load waits on the endpoint mutexes, and the two runs'
+tasks interleave). What the CronWorkflow cannot do as 'perfdag schedule' would (queue,
+catchup_max above 1, baseline diffs and on_red) is printed as a warning on stderr and kept
+in the manifest as comments and the annotation perfdag.dev/export-caveats.`,
 		Example: `  perfdag export argo pipelines/quickstart.yaml --image registry.example.com/perfdag:v1 > wf.yaml
   argo submit -n bench wf.yaml --watch`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -46,6 +51,9 @@ catchup_window → startingDeadlineSeconds.`,
 			b, err := argo.Export(p, o)
 			if err != nil {
 				return exit(ExitInvalid, err)
+			}
+			for _, c := range argo.Caveats(p, o) {
+				fmt.Fprintf(a.stderr, "warning: %s\n", c)
 			}
 			_, err = a.stdout.Write(b)
 			return err

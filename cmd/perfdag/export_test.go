@@ -225,3 +225,39 @@ func TestArgoSchemaCatchesMistakes(t *testing.T) {
 		}
 	}
 }
+
+// overlap: queue has no Argo equivalent: the export says so on stderr, and the manifest —
+// still valid — carries it as comments and an annotation.
+func TestExportArgoQueueCaveat(t *testing.T) {
+	src := strings.Replace(quickstartWithSchedule(t), "overlap: skip", "overlap: queue", 1)
+	p := filepath.Join(t.TempDir(), "queued.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	a := testApp()
+	a.stdout, a.stderr = &out, &errb
+	if code := a.main([]string{"export", "argo", p}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "warning: schedule.overlap queue: Argo has no queue policy") {
+		t.Errorf("no warning on stderr:\n%s", errb.String())
+	}
+	if kind := validateArgo(t, out.Bytes()); kind != "CronWorkflow" {
+		t.Fatalf("kind %s", kind)
+	}
+	for _, want := range []string{"# caveat: schedule.overlap queue", "perfdag.dev/export-caveats:", "concurrencyPolicy: Allow"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("manifest lacks %q", want)
+		}
+	}
+}
+
+// quickstartWithSchedule is the quickstart pipeline with a schedule that skips overlaps.
+func quickstartWithSchedule(t *testing.T) string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "pipelines", "quickstart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\nschedule: {cron: \"0 2 * * *\", overlap: skip}\n"
+}

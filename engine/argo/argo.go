@@ -186,5 +186,9 @@ func Export(p *plan.Plan, o Options) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: encode manifest: %w", err)
 	}
-	return b, nil
+	var head strings.Builder
+	for _, c := range Caveats(p, o) {
+		head.WriteString("# caveat: " + c + "\n")
+	}
+	return append([]byte(head.String()), b...), nil
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/perfdag/perfdag/engine/plan"
 )
@@ -26,6 +27,7 @@ type Metadata struct {
 	GenerateName string            `yaml:"generateName,omitempty" json:"generateName,omitempty"`
 	Namespace    string            `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	Labels       map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations  map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
 }
 
 // CronSpec is a CronWorkflow's spec.
@@ -156,9 +158,13 @@ type VolumeMount struct {
 	MountPath string `yaml:"mountPath" json:"mountPath"`
 }
 
-// Overlap policies of schedule: mapped to Argo's concurrencyPolicy. `queue` becomes Allow:
-// Argo starts the due run, and its endpoint mutexes make its load wait for the running one.
+// Overlap policies of schedule: mapped to Argo's concurrencyPolicy. Argo has no queue policy:
+// `queue` becomes Allow — Argo starts the due run at once, its endpoint mutexes make its load
+// wait for the running one's, and the two runs' tasks interleave (see Caveats).
 var concurrency = map[string]string{"": "Forbid", "skip": "Forbid", "queue": "Allow", "replace": "Replace"}
+
+// CaveatsAnnotation is the metadata annotation listing what the export could not map exactly.
+const CaveatsAnnotation = "perfdag.dev/export-caveats"
 
 func (o *Options) defaults() {
 	if o.Image == "" {
@@ -212,15 +218,61 @@ func Manifest(p *plan.Plan, o Options) (*Doc, error) {
 	if !ok {
 		return nil, fmt.Errorf("export: schedule.overlap %q has no Argo concurrencyPolicy", sc.Overlap)
 	}
-	tz := sc.Timezone
-	if tz == "" {
-		tz = "UTC"
-	}
+	expr, tz := splitZone(sc.Cron, sc.Timezone)
 	meta.Name = name
+	if cav := Caveats(p, o); len(cav) > 0 {
+		meta.Annotations = map[string]string{CaveatsAnnotation: strings.Join(cav, "\n")}
+	}
 	return &Doc{APIVersion: "argoproj.io/v1alpha1", Kind: "CronWorkflow", Metadata: meta, Spec: CronSpec{
-		Schedules: []string{sc.Cron}, Timezone: tz, ConcurrencyPolicy: policy,
+		Schedules: []string{expr}, Timezone: tz, ConcurrencyPolicy: policy,
 		StartingDeadlineSeconds: int64(sc.CatchupWindow.Seconds()), WorkflowSpec: wf,
 	}}, nil
+}
+
+// splitZone moves a TZ=/CRON_TZ= prefix of the cron expression into the timezone (Argo
+// prefixes CRON_TZ from spec.timezone itself, so a second prefix would not parse); the
+// loader has refused an expression and a timezone: naming different zones. No zone is UTC,
+// as perfdag schedule reads it — Argo's own default is the controller's local time.
+func splitZone(expr, timezone string) (string, string) {
+	f := strings.Fields(expr)
+	if len(f) > 1 {
+		for _, prefix := range []string{"TZ=", "CRON_TZ="} {
+			if z, ok := strings.CutPrefix(f[0], prefix); ok {
+				expr = strings.Join(f[1:], " ")
+				if timezone == "" {
+					timezone = z
+				}
+			}
+		}
+	}
+	if timezone == "" {
+		timezone = "UTC"
+	}
+	return expr, timezone
+}
+
+// Caveats lists what of the campaign's schedule the exported CronWorkflow does not do as
+// `perfdag schedule` would; Export writes them as comments and an annotation, the CLI on
+// stderr. Empty for a Workflow.
+func Caveats(p *plan.Plan, o Options) []string {
+	sc := p.Campaign.Spec.Schedule
+	if sc == nil || o.Workflow {
+		return nil
+	}
+	var out []string
+	if sc.Overlap == "queue" {
+		out = append(out, "schedule.overlap queue: Argo has no queue policy, so it is exported as concurrencyPolicy Allow — "+
+			"a due run starts at once; its endpoint mutexes make its load wait for the running one's, "+
+			"but the two runs' tasks interleave instead of the second starting after the first")
+	}
+	if sc.CatchupMax > 1 {
+		out = append(out, fmt.Sprintf("schedule.catchup_max %d: Argo starts at most one missed run (within startingDeadlineSeconds)", sc.CatchupMax))
+	}
+	if sc.Baseline != "" || sc.OnRed != nil {
+		out = append(out, "schedule.baseline/on_red: the exported runs are not diffed against a baseline and run no on_red hook "+
+			"(perfdag schedule does both); diff a run with 'perfdag baseline diff --baseline NAME --current DIR'")
+	}
+	return out
 }
 
 // onlyArg joins a slice's node ids into one parameter: newline-separated, split back into
