@@ -24,7 +24,7 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
-	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/workload ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 	$(GO) test -run '^$$' -bench BenchmarkAggregateDir -benchtime 1x -benchmem ./steps/aggregate
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser

@@ -7,6 +7,7 @@ type RequestRecord struct {
 	Index          int     `json:"index"`
 	Phase          string  `json:"phase"` // profiling, warmup, burn-in, prewarm
 	StartNs        int64   `json:"start_ns"`
+	SentNs         int64   `json:"sent_ns,omitempty"`             // the request was written to its connection
 	HeadersNs      int64   `json:"headers_ns,omitempty"`          // response headers arrived
 	FirstTokenNs   int64   `json:"first_token_ns,omitempty"`      // first non-empty content or reasoning
 	FirstOutputNs  int64   `json:"first_output_ns,omitempty"`     // first non-empty content (answer)
@@ -181,6 +182,9 @@ type Point struct {
 
 	ConnectMs      *Stat `json:"connect_ms"`      // connection set-up (dial + TLS) of requests that opened one
 	NewConnections int   `json:"new_connections"` // requests of the window that opened a connection
+	// Connections opened before the window (one per in-flight slot), so no request paid one.
+	WarmConnections int   `json:"warm_connections"`
+	WarmConnectMs   *Stat `json:"warm_connect_ms"` // their set-up time (dial + TLS)
 
 	// Server-side timings (llama.cpp `timings`), over valid requests that returned them.
 	ServerPromptMs          *Stat `json:"server_prompt_ms"`            // timings.prompt_ms

@@ -187,7 +187,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
-		TokenBasis: t.Endpoint.TokenBasis})
+		TokenBasis: t.Endpoint.TokenBasis, WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs})
 	point.MetricsFamilies = families
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err

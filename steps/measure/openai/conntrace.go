@@ -16,6 +16,7 @@ type connTrace struct {
 	tlsStart, tlsDone         int64
 	reused                    bool
 	got                       int
+	wrote                     int64 // the request was written to its connection
 }
 
 // trace returns the hooks that fill t on clock now; gotConn also receives each connection.
@@ -31,6 +32,7 @@ func (t *connTrace) trace(now func() int64, gotConn func(net.Conn)) *httptrace.C
 		ConnectDone:       func(string, string, error) { t.connectDone = now() },
 		TLSHandshakeStart: func() { t.tlsStart = now() },
 		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.tlsDone = now() },
+		WroteRequest:      func(httptrace.WroteRequestInfo) { t.wrote = now() },
 		GotConn: func(i httptrace.GotConnInfo) {
 			t.got++
 			t.reused = i.Reused
@@ -53,4 +55,5 @@ func (t *connTrace) fill(rec *schema.RequestRecord) {
 		}
 	}
 	rec.ConnectNs, rec.TLSNs, rec.ConnReused, rec.Retried = connect, tlsNs, t.reused, t.got > 1
+	rec.SentNs = t.wrote
 }

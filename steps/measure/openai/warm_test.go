@@ -33,8 +33,8 @@ func TestWarmOpensConnectionsBeforeTheWindow(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	cl := newClient(t, openai.Options{BaseURL: srv.URL})
-	if n := cl.Warm(context.Background(), conc); n != conc {
-		t.Fatalf("Warm opened %d connections, want %d", n, conc)
+	if w := cl.Warm(context.Background(), conc); w.Opened != conc || len(w.ConnectNs) != conc {
+		t.Fatalf("Warm opened %d connections with connect times %v, want %d", w.Opened, w.ConnectNs, conc)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -35,6 +35,7 @@ type Session struct {
 	Workload schema.Workload
 	Model    string
 	cell     string
+	warmed   openai.Warmed
 }
 
 // Open prepares a session for the task's cell (or for w when given, e.g. a prewarm shape).
@@ -97,16 +98,21 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 }
 
 // Load runs one point's load and returns its records in index order. It first opens the
-// point's concurrency worth of connections, so no request of the window pays a connect
-// inside its TTFT.
+// point's concurrency worth of connections (closed loop: C; open loop: the in-flight cap),
+// so no request of the window pays a connect inside its TTFT; Warmed then tells what those
+// connects cost.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
+	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
-		s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
+		s.warmed = s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
 	}
 	return loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
 		return s.send(ctx, phase, cfg.Concurrency, i)
 	}, progress)
 }
+
+// Warmed reports the connections the latest Load opened before its window.
+func (s *Session) Warmed() openai.Warmed { return s.warmed }
 
 // ProgressLine formats the live line of a running point.
 func ProgressLine(p loadgen.Progress) string {

@@ -59,7 +59,10 @@ func TestTokenBasis(t *testing.T) {
 }
 
 func TestFidelityFields(t *testing.T) {
-	p := Compute(basisRecords(), Options{Concurrency: 2})
+	p := Compute(basisRecords(), Options{Concurrency: 2, WarmConnections: 2, WarmConnectNs: []int64{1e6, 3e6}})
+	if p.WarmConnections != 2 || p.WarmConnectMs == nil || !near(p.WarmConnectMs.Avg, 2) || p.WarmConnectMs.Max != 3 {
+		t.Errorf("warm connections %d connect %+v: want 2 averaging 2 ms, max 3 ms", p.WarmConnections, p.WarmConnectMs)
+	}
 	// prompt: +100 % both; completion: +28 % and +42.2 %.
 	if p.UsagePromptDiffPct == nil || !near(*p.UsagePromptDiffPct, 100) || p.UsageCompletionDiffPct == nil ||
 		!near(*p.UsageCompletionDiffPct, (28+(128.0-90)/90*100)/2) || p.UsageReasoningDiffPct != nil || !p.UsageDiscrepancy {

@@ -33,6 +33,10 @@ type Options struct {
 	// TokenBasis is the endpoint's token_basis: server, o200k_base, or "" for the default
 	// (server when every valid request carried usage, else o200k_base).
 	TokenBasis string
+	// WarmConnections and WarmConnectNs are the connections opened before the window and
+	// what each cost (openai.Warmed), recorded on the point beside the window's own connects.
+	WarmConnections int
+	WarmConnectNs   []int64
 }
 
 // Class returns the error class a record counts under, "" when it is a valid measurement.
@@ -185,6 +189,12 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 	}
 	p.UsageMismatches = mismatches
 	fidelity(&p, records, valid)
+	p.WarmConnections = o.WarmConnections
+	warm := make([]float64, len(o.WarmConnectNs))
+	for i, ns := range o.WarmConnectNs {
+		warm[i] = ms(ns)
+	}
+	p.WarmConnectMs = Summarize(warm, UnitMs)
 	p.Reasoning = reasonN > 0
 	p.ReasoningField = dominantField(fieldCount)
 	p.ReasoningParserSuspect = o.ReasoningModel && len(valid) > 0 && sameFirst == len(valid)
