@@ -297,6 +297,11 @@ func TestEndpointSerializedAnalysisParallel(t *testing.T) {
 	active := map[string]int{}
 	maxActive := map[string]int{}
 	var analysis, maxAnalysis atomic.Int32
+	// The first analysis task holds its slot until a second one runs beside it, so the overlap
+	// is an event, not a matter of timing; a serial engine leaves it alone until the liveness
+	// bound and the test fails on the parallelism it saw.
+	overlapped := make(chan struct{})
+	var overlapOnce sync.Once
 	f.rec.Hook = func(ctx context.Context, tk *engine.Task) error {
 		key := "analysis"
 		if tk.Step == "run-shape" || tk.Step == "settle" || tk.Step == "prewarm" || tk.Step == "burn-in" || tk.Step == "scrape-spec" {
@@ -314,7 +319,15 @@ func TestEndpointSerializedAnalysisParallel(t *testing.T) {
 					break
 				}
 			}
-			time.Sleep(30 * time.Millisecond)
+			if n >= 2 {
+				overlapOnce.Do(func() { close(overlapped) })
+			}
+			select {
+			case <-overlapped:
+			case <-time.After(10 * time.Second): // no overlap came: stop holding slots
+				overlapOnce.Do(func() { close(overlapped) })
+			case <-ctx.Done():
+			}
 			analysis.Add(-1)
 		}
 		time.Sleep(time.Millisecond)
