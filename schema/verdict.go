@@ -18,9 +18,43 @@ type GateVerdict struct {
 	Passed      bool   `json:"passed"`
 	Rule        string `json:"rule"`
 	Message     string `json:"message,omitempty"`
-	Value       string `json:"value,omitempty"` // the values the rule read, e.g. "ttft_p50_ms=189.2"
+	Value       string `json:"value,omitempty"` // the values the rule read, e.g. "ttft_p50_ms = 189.2"
 	Error       string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
 }
 
 // Failing reports whether the verdict is a fail-severity gate that did not pass.
 func (v GateVerdict) Failing() bool { return !v.Passed && v.Severity == SeverityFail }
+
+// Outcome words the verdict: "passed", "warned" (a warn gate did not pass), "failed" (a fail
+// gate did not pass). Every reader — progress, status, summary, events, report — uses it.
+func (v GateVerdict) Outcome() string {
+	switch {
+	case v.Passed:
+		return "passed"
+	case v.Severity == SeverityWarn:
+		return "warned"
+	}
+	return "failed"
+}
+
+// Why says what did not pass and with which values: the gate's message (when it has one),
+// the rule with its outcome, and the values the rule read, e.g. "ttft too high: ttft_p50_ms <
+// 100 failed: ttft_p50_ms = 187.3". A rule that could not be evaluated says so with its error.
+func (v GateVerdict) Why() string {
+	s := v.Rule + " " + v.Outcome()
+	if v.Error != "" {
+		s = v.Rule + " could not be evaluated (" + v.Error + ")"
+	}
+	if v.Value != "" {
+		s += ": " + v.Value
+	}
+	if v.Message != "" {
+		s = v.Message + " — " + s
+	}
+	return s
+}
+
+// Line is the verdict as one log line: "gate ID (severity) warned on NODE: why".
+func (v GateVerdict) Line() string {
+	return "gate " + v.Gate + " (" + v.Severity + ") " + v.Outcome() + " on " + v.Node + ": " + v.Why()
+}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/run"
 )
 
@@ -58,7 +59,7 @@ func (p *progress) observe(e events.Event) {
 		}
 	case events.Gate:
 		p.clear()
-		fmt.Fprintf(p.w, "gate %s (%s) refused %s: %s\n", e.Gate, e.Severity, e.Node, e.Message)
+		fmt.Fprintln(p.w, e.Message) // the verdict's own line: "gate ID (sev) warned|failed on NODE: why"
 	}
 	if p.tty {
 		p.render()
@@ -122,16 +123,37 @@ func printSummary(w io.Writer, s *run.Summary) {
 			fmt.Fprintln(tw, "NODE\tOUTCOME\tWHY")
 		}
 		shown++
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, firstLine(n.Reason))
+		why := firstLine(n.Reason)
+		if why == "" {
+			why = failedGates(n.Verdicts)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, why)
 	}
 	tw.Flush()
 	for _, n := range s.Nodes {
 		for _, v := range n.Verdicts {
 			if !v.Passed {
-				fmt.Fprintf(w, "gate %s (%s) on %s: %s\n", v.Gate, v.Severity, v.Node, firstNonEmpty(v.Error, v.Message, v.Rule+" is false"))
+				fmt.Fprintln(w, v.Line())
 			}
 		}
 	}
+}
+
+// failedGates names the fail gates a node did not pass, e.g. "fail gate ttft-p50 failed".
+func failedGates(vs []gate.Verdict) string {
+	var ids []string
+	for _, v := range vs {
+		if v.Failing() {
+			ids = append(ids, v.Gate)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return ""
+	case 1:
+		return "fail gate " + ids[0] + " failed"
+	}
+	return "fail gates " + strings.Join(ids, ", ") + " failed"
 }
 
 func firstLine(s string) string {

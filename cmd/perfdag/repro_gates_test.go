@@ -126,7 +126,7 @@ func TestFailGateKeepsEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pdftotext: %v", err)
 	}
-	for _, want := range []string{"2 plot-ready concurrency points", "REFUSED fast (fail): ttft_p50_ms < 1 is false — on run-shape[a/c1], run-shape[a/c2]"} {
+	for _, want := range []string{"2 plot-ready concurrency points", "FAILED fast (fail): ttft_p50_ms < 1 failed — on run-shape[a/c1] (ttft_p50_ms = ", "run-shape[a/c2] (ttft_p50_ms = "} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("report lacks %q:\n%.1500s", want, text)
 		}

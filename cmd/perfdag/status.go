@@ -164,11 +164,11 @@ func printStatus(a *app, st *campaignStatus) {
 		var gates []string
 		for _, g := range n.Gates {
 			mark := "ok"
-			if !g.Passed {
-				mark = "FAIL"
-				if g.Severity == gate.Warn {
-					mark = "warn"
-				}
+			switch {
+			case g.Failing():
+				mark = "FAILED"
+			case !g.Passed:
+				mark = "warned"
 			}
 			gates = append(gates, g.Gate+":"+mark)
 		}
@@ -179,4 +179,12 @@ func printStatus(a *app, st *campaignStatus) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Node, n.State, started, secs, firstNonEmpty(n.LastRun, "-"), firstNonEmpty(strings.Join(gates, " "), "-"), note)
 	}
 	tw.Flush()
+	// Every verdict that did not pass, with the values its rule read.
+	for _, n := range st.Nodes {
+		for _, g := range n.Gates {
+			if !g.Passed {
+				fmt.Fprintln(a.stdout, g.Line())
+			}
+		}
+	}
 }

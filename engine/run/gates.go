@@ -1,7 +1,6 @@
 package run
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 
@@ -138,22 +137,9 @@ func (r *Runner) blockedBy(n *plan.Node, out map[string]*decision) string {
 	})
 }
 
-// describe words a verdict for logs and reasons, with the values the rule read.
-func describe(v gate.Verdict) string {
-	s := fmt.Sprintf("gate %s (%s) on %s: ", v.Gate, v.Severity, v.Node)
-	switch {
-	case v.Error != "":
-		s += "rule could not be evaluated: " + v.Error
-	case v.Message != "":
-		s += v.Message
-	default:
-		s += v.Rule + " is false"
-	}
-	if v.Value != "" {
-		s += " (" + v.Value + ")"
-	}
-	return s
-}
+// describe words a verdict for logs and reasons: "gate ID (sev) failed on NODE: why", with the
+// values the rule read.
+func describe(v gate.Verdict) string { return v.Line() }
 
 // gatesDoc is what a verdict reader's fingerprint adds: the gate definitions and the verdicts.
 func (r *Runner) gatesDoc(n *plan.Node, verdicts []gate.Verdict) ([]byte, error) {

@@ -181,7 +181,7 @@ func TestGates(t *testing.T) {
 		for _, v := range n.Verdicts {
 			if v.Gate == "steady" && !v.Passed {
 				warns++
-				if v.Value != "concurrency=1, num_prompts=3" && v.Value != "concurrency=2, num_prompts=6" {
+				if v.Value != "concurrency = 1, num_prompts = 3" && v.Value != "concurrency = 2, num_prompts = 6" {
 					t.Errorf("verdict value %q", v.Value)
 				}
 			}

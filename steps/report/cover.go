@@ -74,14 +74,15 @@ func coverPage(d *doc, v *view, _ *artwork) {
 	d.table([]tcol{{head: "Page", w: 16}, {head: "Status", w: 24}}, nil, crows)
 }
 
-// gateLines summarises the gate verdicts: every refusal and warning by gate, or that all passed.
+// gateLines summarises the gate verdicts: every failed and warned gate with the nodes it did
+// not pass on and the values its rule read there, or that all passed.
 func gateLines(vs []schema.GateVerdict) []string {
 	if len(vs) == 0 {
 		return []string{"No quality gates were evaluated in this campaign."}
 	}
 	type group struct {
-		severity, why string
-		nodes         []string
+		first schema.GateVerdict
+		nodes []string
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -93,18 +94,15 @@ func gateLines(vs []schema.GateVerdict) []string {
 		}
 		g, ok := groups[v.Gate]
 		if !ok {
-			why := v.Message
-			if why == "" {
-				why = v.Rule + " is false"
-			}
-			if v.Error != "" {
-				why = v.Error
-			}
-			g = &group{severity: v.Severity, why: why}
+			g = &group{first: v}
 			groups[v.Gate] = g
 			order = append(order, v.Gate)
 		}
-		g.nodes = append(g.nodes, v.Node)
+		node := v.Node
+		if v.Value != "" {
+			node += " (" + v.Value + ")"
+		}
+		g.nodes = append(g.nodes, node)
 	}
 	out := []string{fmt.Sprintf("%d of %d gate checks passed.", passed, len(vs))}
 	for _, id := range order {
@@ -113,11 +111,9 @@ func gateLines(vs []schema.GateVerdict) []string {
 		if len(g.nodes) > 6 {
 			nodes = strings.Join(g.nodes[:6], ", ") + fmt.Sprintf(" and %d more", len(g.nodes)-6)
 		}
-		label := "WARNING"
-		if g.severity == schema.SeverityFail {
-			label = "REFUSED"
-		}
-		out = append(out, fmt.Sprintf("%s %s (%s): %s — on %s", label, id, g.severity, g.why, nodes))
+		why := g.first
+		why.Value = "" // each node's values are named beside it
+		out = append(out, fmt.Sprintf("%s %s (%s): %s — on %s", strings.ToUpper(why.Outcome()), id, why.Severity, why.Why(), nodes))
 	}
 	return out
 }

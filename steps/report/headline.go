@@ -28,7 +28,7 @@ func verdict(v *view) (string, bool) {
 	case len(v.in.Gates) == 0:
 		s = "Verdict: NOT GATED (no quality gates were evaluated)"
 	case failed > 0:
-		s, ok = fmt.Sprintf("Verdict: FAIL (%d gate checks refused, %d warned, %d passed)", failed, warned, passed), false
+		s, ok = fmt.Sprintf("Verdict: FAIL (%s failed, %d warned, %d passed)", plural(failed, "gate check"), warned, passed), false
 	case warned > 0:
 		s = fmt.Sprintf("Verdict: PASS WITH WARNINGS (%d warned, %d passed)", warned, passed)
 	default:

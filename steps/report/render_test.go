@@ -274,7 +274,7 @@ func TestCoverAnswersAtAGlance(t *testing.T) {
 	}
 	text := pdfText(t, out)
 	mustContain(t, text,
-		"Verdict: FAIL (1 gate checks refused, 0 warned, 1 passed); 1 cell incomplete.",
+		"Verdict: FAIL (1 gate check failed, 0 warned, 1 passed); 1 cell incomplete.",
 		"Headline numbers", "Peak output tok/s/GPU", "TTFT p50 (ms), lowest C",
 		"B200 NVFP4 TP8 EP aa-1k 86.3 at C=10",
 		"Request errors: 20 of 126 requests failed, on 2 points",
