@@ -45,8 +45,7 @@ func EncodeCell(cell string, rows []schema.AtlasRow, status string) (files CellF
 // encodeRows is rows as a JSON array with one compact row per line.
 func encodeRows(rows []schema.AtlasRow) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	enc := newRowEncoder(&buf)
 	buf.WriteString("[")
 	for i := range rows {
 		if i > 0 {
@@ -65,6 +64,14 @@ func encodeRows(rows []schema.AtlasRow) ([]byte, error) {
 // ReadCell reads a cell's rows and status through r (checked against their recorded
 // digests), or straight from dir when r.Digest is nil (a step reading what it just wrote).
 func ReadCell(r Reader, files CellFiles) ([]schema.AtlasRow, string, error) {
+	rows, _, status, err := ReadCellLines(r, files)
+	return rows, status, err
+}
+
+// ReadCellLines is ReadCell that also returns each row's atlas line — the bytes AtlasEncoder
+// writes for it, without the newline — when the file already holds them (this version wrote
+// it compact), for WriteLine to copy; lines is nil otherwise, and rows must be encoded.
+func ReadCellLines(r Reader, files CellFiles) (rows []schema.AtlasRow, lines [][]byte, status string, err error) {
 	read := func(rel string) ([]byte, error) {
 		if r.Digest == nil {
 			return ReadFile(r.Dir, rel, "")
@@ -73,17 +80,17 @@ func ReadCell(r Reader, files CellFiles) ([]schema.AtlasRow, string, error) {
 	}
 	b, err := read(files.Normalized)
 	if err != nil {
-		return nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
+		return nil, nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
 	}
-	rows, err := decodeRows(files.Normalized, b)
+	rows, lines, err = decodeRows(files.Normalized, b)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	sb, err := read(files.Status)
 	if err != nil {
-		return nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
+		return nil, nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
 	}
-	return rows, strings.TrimSpace(string(sb)), nil
+	return rows, lines, strings.TrimSpace(string(sb)), nil
 }
 
 // AtlasEncoder writes atlas rows as JSON Lines: one compact object and a newline per row.
@@ -95,13 +102,20 @@ type AtlasEncoder struct {
 // NewAtlasEncoder buffers writes to w; call Flush when done.
 func NewAtlasEncoder(w io.Writer) *AtlasEncoder {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &AtlasEncoder{bw: bw, enc: enc}
+	return &AtlasEncoder{bw: bw, enc: newRowEncoder(bw)}
 }
 
 // Encode writes one row.
 func (e *AtlasEncoder) Encode(row *schema.AtlasRow) error { return e.enc.Encode(row) }
+
+// WriteLine writes one row already encoded as Encode writes it, without the newline (a line
+// ReadCellLines returned).
+func (e *AtlasEncoder) WriteLine(line []byte) error {
+	if _, err := e.bw.Write(line); err != nil {
+		return err
+	}
+	return e.bw.WriteByte('\n')
+}
 
 // Flush writes buffered rows to the underlying writer.
 func (e *AtlasEncoder) Flush() error { return e.bw.Flush() }

@@ -3,6 +3,7 @@ package campaigndir
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -40,34 +41,62 @@ func decodeRowV1(b []byte, row *schema.AtlasRow) error {
 // line ending in "," but the last, "]" — is decoded row by row; anything else (the indented
 // form older versions wrote, a file that is not valid) is decoded as one array by
 // DecodeStrict, which also names what is wrong.
-func decodeRows(name string, b []byte) ([]schema.AtlasRow, error) {
-	if rows, ok := decodeCompactRows(b); ok {
-		return rows, nil
+//
+// lines holds, for each row, its line in the file (inside b), when the file is in that form and
+// its first row's line is byte for byte what AtlasEncoder writes for it: the file came from this
+// version's encoder, so every row's line is its atlas line and need not be encoded again. lines
+// is nil otherwise (an indented file, or a compact one from a version whose rows had other
+// fields). The one way a row of such a file can differ from its re-encoding is a value only its
+// text holds exactly — a number in extra beyond float64's precision, an invalid UTF-8 byte
+// written as \ufffd — which the copied line keeps as written and which reads back the same.
+func decodeRows(name string, b []byte) (rows []schema.AtlasRow, lines [][]byte, err error) {
+	if rows, lines, ok := decodeCompactRows(b); ok {
+		if len(rows) == 0 || !encodesAs(&rows[0], lines[0]) {
+			lines = nil
+		}
+		return rows, lines, nil
 	}
-	var rows []schema.AtlasRow
 	if err := DecodeStrict(name, b, &rows); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rows, nil
+	return rows, nil, nil
 }
 
-// decodeCompactRows decodes b when it is exactly in the compact form and v2 accepts every row;
-// ok is false otherwise.
-func decodeCompactRows(b []byte) (rows []schema.AtlasRow, ok bool) {
+// encodesAs reports whether AtlasEncoder writes row as line.
+func encodesAs(row *schema.AtlasRow, line []byte) bool {
+	var buf bytes.Buffer
+	if newRowEncoder(&buf).Encode(row) != nil {
+		return false
+	}
+	return bytes.Equal(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), line)
+}
+
+// newRowEncoder is the encoding of an atlas row, in normalized.json and atlas.jsonl alike:
+// compact, HTML characters as they are, a newline after each row.
+func newRowEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// decodeCompactRows decodes b when it is exactly in the compact form and v2 accepts every row,
+// returning each row's line; ok is false otherwise.
+func decodeCompactRows(b []byte) (rows []schema.AtlasRow, lines [][]byte, ok bool) {
 	body, ok := bytes.CutPrefix(b, []byte("[\n"))
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	if body, ok = bytes.CutSuffix(body, []byte("]\n")); !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	if len(body) == 0 {
-		return []schema.AtlasRow{}, true
+		return []schema.AtlasRow{}, nil, true
 	}
 	if body[len(body)-1] != '\n' {
-		return nil, false
+		return nil, nil, false
 	}
-	rows = make([]schema.AtlasRow, 0, bytes.Count(body, []byte("\n")))
+	n := bytes.Count(body, []byte("\n"))
+	rows, lines = make([]schema.AtlasRow, 0, n), make([][]byte, 0, n)
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		line := body[:i]
@@ -75,16 +104,17 @@ func decodeCompactRows(b []byte) (rows []schema.AtlasRow, ok bool) {
 		last := len(body) == 0
 		if !last {
 			if line, ok = bytes.CutSuffix(line, []byte(",")); !ok {
-				return nil, false
+				return nil, nil, false
 			}
 		}
 		if len(line) == 0 || line[0] != '{' {
-			return nil, false
+			return nil, nil, false
 		}
 		rows = append(rows, schema.AtlasRow{})
 		if !decodeRow(line, &rows[len(rows)-1]) {
-			return nil, false
+			return nil, nil, false
 		}
+		lines = append(lines, line)
 	}
-	return rows, true
+	return rows, lines, true
 }

@@ -67,7 +67,11 @@ func NewWriter(w io.Writer) *Writer { return &Writer{enc: campaigndir.NewAtlasEn
 
 // Write appends one row. Rows out of order, duplicated keys, an unknown cell status or a
 // status that changes within a cell are errors.
-func (w *Writer) Write(row *schema.AtlasRow) error {
+func (w *Writer) Write(row *schema.AtlasRow) error { return w.WriteLine(row, nil) }
+
+// WriteLine is Write for a row whose atlas line is at hand (from campaigndir.ReadCellLines):
+// line is copied rather than row encoded again. A nil line encodes row.
+func (w *Writer) WriteLine(row *schema.AtlasRow, line []byte) error {
 	k := keyOf(row)
 	if w.started {
 		switch c := compareKeys(w.last, k); {
@@ -98,6 +102,12 @@ func (w *Writer) Write(row *schema.AtlasRow) error {
 		w.cov.PlotReady++
 	}
 	w.cov.Rows++
+	if line != nil {
+		if err := w.enc.WriteLine(line); err != nil {
+			return fmt.Errorf("write atlas row %s/c%d: %w", row.CellID, row.Concurrency, err)
+		}
+		return nil
+	}
 	if err := w.enc.Encode(row); err != nil {
 		return fmt.Errorf("encode atlas row %s/c%d: %w", row.CellID, row.Concurrency, err)
 	}
@@ -145,12 +155,16 @@ func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells [
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows, _, err := ReadCell(r, files)
+			rows, lines, _, err := readCellLines(r, files)
 			if err != nil {
 				return err
 			}
 			for i := range rows {
-				if err := aw.Write(&rows[i]); err != nil {
+				var line []byte
+				if lines != nil {
+					line = lines[i]
+				}
+				if err := aw.WriteLine(&rows[i], line); err != nil {
 					return err
 				}
 				for _, fn := range observe {

@@ -2,6 +2,7 @@ package atlas
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -26,23 +27,55 @@ func WriteCell(campaignDir, cellID string, rows []schema.AtlasRow, status string
 // ReadCell reads a cell's rows and status, checking that every row belongs to the cell and
 // agrees with its status; rows come back in atlas order.
 func ReadCell(r campaigndir.Reader, files campaigndir.CellFiles) ([]schema.AtlasRow, string, error) {
-	rows, status, err := campaigndir.ReadCell(r, files)
+	rows, _, status, err := readCellLines(r, files)
+	return rows, status, err
+}
+
+// readCellLines is ReadCell that also returns each row's atlas line when the file holds it
+// (see campaigndir.ReadCellLines), in the same order as the rows.
+func readCellLines(r campaigndir.Reader, files campaigndir.CellFiles) ([]schema.AtlasRow, [][]byte, string, error) {
+	rows, lines, status, err := campaigndir.ReadCellLines(r, files)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if err := checkStatus(status); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", files.Status, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", files.Status, err)
 	}
 	for i := range rows {
 		if rows[i].CellID != files.Cell {
-			return nil, "", fmt.Errorf("%s: [%d].cell_id: %q, want %q", files.Normalized, i, rows[i].CellID, files.Cell)
+			return nil, nil, "", fmt.Errorf("%s: [%d].cell_id: %q, want %q", files.Normalized, i, rows[i].CellID, files.Cell)
 		}
 		if rows[i].CellStatus != status {
-			return nil, "", fmt.Errorf("%s: [%d].cell_status: %q disagrees with %s (%q)", files.Normalized, i, rows[i].CellStatus, files.Status, status)
+			return nil, nil, "", fmt.Errorf("%s: [%d].cell_status: %q disagrees with %s (%q)", files.Normalized, i, rows[i].CellStatus, files.Status, status)
 		}
 	}
-	SortRows(rows)
-	return rows, status, nil
+	if sorted(rows) {
+		return rows, lines, status, nil // as WriteCell writes them
+	}
+	if lines == nil {
+		SortRows(rows)
+		return rows, nil, status, nil
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return compareKeys(keyOf(&rows[a]), keyOf(&rows[b])) })
+	byKey, keyLines := make([]schema.AtlasRow, len(rows)), make([][]byte, len(rows))
+	for i, j := range order {
+		byKey[i], keyLines[i] = rows[j], lines[j]
+	}
+	return byKey, keyLines, status, nil
+}
+
+// sorted reports whether rows are in atlas order, without copying them.
+func sorted(rows []schema.AtlasRow) bool {
+	for i := 1; i < len(rows); i++ {
+		if compareKeys(keyOf(&rows[i-1]), keyOf(&rows[i])) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func checkStatus(s string) error {
