@@ -6,7 +6,7 @@ type Campaign struct {
 	Campaign    string              `yaml:"campaign" json:"campaign" doc:"slug naming the campaign: [a-z0-9._-], never a path"`
 	Kind        string              `yaml:"kind,omitempty" json:"kind,omitempty" enum:"throughput,latency,mixed" doc:"throughput, latency or mixed; throughput and mixed campaigns need a roofline page to publish strictly"`
 	Description string              `yaml:"description,omitempty" json:"description,omitempty" doc:"free text shown on the report cover"`
-	Endpoints   map[string]Endpoint `yaml:"endpoints" json:"endpoints" doc:"the servers under test, by name"`
+	Endpoints   map[string]Endpoint `yaml:"endpoints,omitempty" json:"endpoints,omitempty" doc:"the servers under test, by name (a campaign of imported cells only may have none)"`
 	Defaults    Identity            `yaml:"defaults,omitempty" json:"defaults,omitempty" doc:"identity fields every cell inherits unless it sets its own"`
 	Cells       []Cell              `yaml:"cells" json:"cells" doc:"the measurement cells: one workload over a list of concurrencies"`
 	Settle      *Settle             `yaml:"settle,omitempty" json:"settle,omitempty" doc:"settle discipline: prewarm shapes, burn-in and pauses"`

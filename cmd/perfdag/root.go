@@ -80,7 +80,7 @@ func (a *app) main(args []string) int {
 
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
-		a.validateCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
+		a.validateCmd(), a.importCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
 		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.publishCmd(), a.tpmCmd(),
 		a.simCmd(), a.datasetCmd(), a.exportCmd(),
 	}

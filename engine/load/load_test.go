@@ -190,3 +190,20 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// Imported points were measured elsewhere: a campaign of imported cells only needs no
+// endpoint, while a measured cell still does.
+func TestEndpointsOptionalForImportedCells(t *testing.T) {
+	imported := "  - {id: i, workload: {shape: aa-1k}, concurrencies: [4], import: {format: vllm-bench, points: [{concurrency: 4, path: r.json}]}}\n"
+	if _, l := loadSrc(t, "i.yaml", "version: 1\ncampaign: c\ncells:\n"+imported, nil); l != nil {
+		t.Errorf("imported cells without endpoints: %v", l)
+	}
+	two := "version: 1\ncampaign: c\nendpoints:\n  a: {url: \"sim://\", model: m}\n  b: {url: \"sim://\", model: m}\ncells:\n"
+	if _, l := loadSrc(t, "i.yaml", two+imported, nil); l != nil {
+		t.Errorf("an imported cell naming none of two endpoints: %v", l)
+	}
+	_, l := loadSrc(t, "m.yaml", "version: 1\ncampaign: c\ncells:\n"+imported+"  - {id: m, workload: {shape: aa-1k}, concurrencies: [4]}\n", nil)
+	if len(l) != 1 || !strings.Contains(l[0].Message, "cell m has no endpoint") || l[0].Line != 5 {
+		t.Errorf("a measured cell without an endpoint: %v, want one problem at line 5", l)
+	}
+}

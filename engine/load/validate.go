@@ -176,6 +176,9 @@ func (v *validator) cellEndpoint(cell *schema.Cell, p string) {
 	}
 	eps := v.c.Spec.Endpoints
 	if cell.Endpoint == "" {
+		if len(eps) != 1 && cell.Import != nil {
+			return // imported points were measured elsewhere: naming the endpoint is optional
+		}
 		if len(eps) == 1 {
 			for n := range eps {
 				cell.Endpoint = n

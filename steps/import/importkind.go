@@ -149,21 +149,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
 	}
 	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs}
-	var (
-		r   *benchfile.Result
-		err error
-	)
-	path := abs(t, rel)
-	switch cell.Import.Format {
-	case benchfile.SourceAIPerf:
-		r, err = benchfile.ReadAIPerf(path, e, o)
-	case benchfile.SourceVLLM:
-		r, err = benchfile.ReadVLLM(path, e, o)
-	case benchfile.SourceSGLang:
-		r, err = benchfile.ReadSGLang(path, e, o)
-	default:
-		err = fmt.Errorf("cell %s: import format %q: want aiperf, vllm-bench or sglang-bench", cell.ID, cell.Import.Format)
-	}
+	r, err := benchfile.Read(cell.Import.Format, abs(t, rel), e, o)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
 	}

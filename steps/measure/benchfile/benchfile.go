@@ -41,6 +41,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Line <= 0 { // a directory, or a file as a whole
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Msg)
+	}
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
 }
 
@@ -60,9 +63,25 @@ type Result struct {
 	TokenBasis    string // how the source counted tokens
 	Model         string // as the file states it
 	Concurrency   int
-	Records       []schema.RequestRecord // nil when the file holds only aggregates
-	Point         schema.Point
+	// ISL and OSL are the prompt and output lengths the file states its run asked for (or,
+	// without one, its mean prompt length); 0 when it states none.
+	ISL, OSL float64
+	Records  []schema.RequestRecord // nil when the file holds only aggregates
+	Point    schema.Point
+
+	data             []byte // the main file, for positions
+	line             int    // the line its result object starts on
+	concurrencyField string
 }
+
+// At positions a problem with a field of the file the result was read from (the model,
+// concurrency or token fields named by ModelField, ConcurrencyField, ...).
+func (r *Result) At(field, msg string) *Error {
+	return &Error{File: r.File, Line: lineOfKey(r.data, max(r.line, 1), lastKey(field)), Field: field, Msg: msg}
+}
+
+// ConcurrencyField names the field the file states its concurrency in.
+func (r *Result) ConcurrencyField() string { return r.concurrencyField }
 
 // finish builds the point: recomputed from records when there are any, else agg as given.
 func (r *Result) finish(o stats.Options, agg schema.Point) {
@@ -96,6 +115,7 @@ func (r *Result) finish(o stats.Options, agg schema.Point) {
 
 // check compares what the file states with what the cell expects.
 func (r *Result) check(e Expect, data []byte, line int, modelField, concField string, isl, osl float64, islField, oslField string) error {
+	r.data, r.line, r.concurrencyField, r.ISL, r.OSL = data, line, concField, isl, osl
 	pos := func(field string) *Error {
 		return &Error{File: r.File, Line: lineOfKey(data, line, lastKey(field)), Field: field}
 	}

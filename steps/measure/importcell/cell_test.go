@@ -1,0 +1,105 @@
+package importcell
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/benchfile"
+)
+
+const samples = "../../../testdata/imports"
+
+// Build recognises each format, names the cell after the file, takes the model, the
+// concurrency and the token lengths the file states, writes paths relative to BaseDir, and
+// keeps the identity it was given.
+func TestBuild(t *testing.T) {
+	cases := []struct {
+		path, format, id, engine, model string
+		isl, osl                        int
+		stated                          string
+	}{
+		{"vllm-c4.json", benchfile.SourceVLLM, "vllm-c4", "vllm", "meta-llama/Llama-3.1-8B-Instruct", 550, 16, "vllm-c4.json"},
+		{"sglang-c4.jsonl", benchfile.SourceSGLang, "sglang-c4", "sglang", "", 550, 16, "sglang-c4.jsonl"},
+		{"aiperf-c4", benchfile.SourceAIPerf, "aiperf-c4", "", "meta-llama/Llama-3.1-8B-Instruct", 550, 16, "aiperf-c4"},
+		{"aiperf-c4/profile_export_aiperf.json", benchfile.SourceAIPerf, "aiperf-c4", "", "meta-llama/Llama-3.1-8B-Instruct", 550, 16, "aiperf-c4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			c, pts, err := Build([]string{filepath.Join(samples, tc.path)}, Options{BaseDir: "../../../pipelines",
+				Identity: schema.Identity{Hardware: "H100", CacheMode: "warm"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ID != tc.id || c.Engine != tc.engine || c.Model != tc.model || c.Hardware != "H100" || c.CacheMode != "warm" {
+				t.Errorf("cell %s engine %q model %q hardware %q cache %q", c.ID, c.Engine, c.Model, c.Hardware, c.CacheMode)
+			}
+			if c.Workload.InputTokens != tc.isl || c.Workload.OutputTokens != tc.osl || c.Workload.Shape != "custom" {
+				t.Errorf("workload %+v, want custom %d/%d", c.Workload, tc.isl, tc.osl)
+			}
+			want := schema.ImportPoint{Concurrency: 4, Path: "../testdata/imports/" + tc.stated}
+			if c.Import.Format != tc.format || len(c.Import.Points) != 1 || c.Import.Points[0] != want || len(c.Concurrencies) != 1 || c.Concurrencies[0] != 4 {
+				t.Errorf("import %+v concurrencies %v, want %s %+v", c.Import, c.Concurrencies, tc.format, want)
+			}
+			if len(pts) != 1 || pts[0].Result.Source != tc.format {
+				t.Errorf("points %+v", pts)
+			}
+		})
+	}
+}
+
+// What the files state is checked against the cell's identity and against each other, with
+// the file, line and field of the problem.
+func TestBuildRefuses(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(samples, "vllm-c4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(dir, "again.json")
+	if err := os.WriteFile(again, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vllm, sglang := filepath.Join(samples, "vllm-c4.json"), filepath.Join(samples, "sglang-c4.jsonl")
+	cases := []struct {
+		name  string
+		paths []string
+		o     Options
+		field string
+		line  int
+		msg   string
+	}{
+		{"other model", []string{vllm}, Options{Identity: schema.Identity{Model: "Qwen/Qwen3-8B"}}, "model_id", 1, `file measured model "meta-llama/Llama-3.1-8B-Instruct", the cell names "Qwen/Qwen3-8B"`},
+		{"same concurrency twice", []string{vllm, again}, Options{}, "max_concurrency", 1, "concurrency 4 is already imported from"},
+		{"wrong format", []string{vllm}, Options{Format: benchfile.SourceSGLang}, "model_id", 1, "this is a vLLM bench serve result"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Build(tc.paths, tc.o)
+			var be *benchfile.Error
+			if !errors.As(err, &be) {
+				t.Fatalf("err %v, want a positioned error", err)
+			}
+			if be.Field != tc.field || be.Line != tc.line || !strings.Contains(be.Msg, tc.msg) {
+				t.Errorf("got %v, want line %d field %s: %s", err, tc.line, tc.field, tc.msg)
+			}
+		})
+	}
+	if _, _, err := Build([]string{vllm, sglang}, Options{}); err == nil || !strings.Contains(err.Error(), "one cell imports one format") {
+		t.Errorf("mixed formats: %v", err)
+	}
+	if _, _, err := Build([]string{vllm}, Options{Identity: schema.Identity{CacheMode: "hot"}}); err == nil || !strings.Contains(err.Error(), "want warm or cold") {
+		t.Errorf("cache mode hot: %v", err)
+	}
+}
+
+func TestID(t *testing.T) {
+	for in, want := range map[string]string{"SGLang 0.4.6": "sglang-0.4.6", "vllm_v1/A": "vllm_v1-a", "--": "imported", "x": "x"} {
+		if got := ID(in); got != want {
+			t.Errorf("ID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
