@@ -18,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -63,6 +64,8 @@ type wfManifest struct {
 // are ordered, cells of different endpoints are not) after a campaign-scope exec step, with
 // bracketing scrapes, DCGM correlation, a per-cell exec step, a gate, the atlas, the report
 // and a SQLite lake: every kind of output a slice writes or a campaign-scope step merges.
+// The exec steps of cells a and b wait for each other: they complete only when the two cells
+// run at the same time — in one run's worker pool, or in two concurrent slices.
 const sliceCampaign = `version: 1
 campaign: slices
 endpoints:
@@ -78,7 +81,24 @@ pipeline:
   - {id: scrape-spec, kind: scrape-spec, brackets: run-shape}
   - {id: run-shape, kind: run-shape, needs: [deploy]}
   - {id: dcgm-correlate, kind: dcgm-correlate, needs: [run-shape]}
-  - {id: note, kind: exec, foreach: cell, needs: [run-shape], with: {command: [sh, -c, 'echo "{\"cell\": \"$PERFDAG_CELL\"}"']}}
+  - id: note
+    kind: exec
+    foreach: cell
+    needs: [run-shape]
+    with:
+      command:
+        - sh
+        - -c
+        - |
+          # cells a and b meet: each waits (a minute at most) until the other's note started
+          case "$PERFDAG_CELL" in a) other=b ;; b) other=a ;; *) other= ;; esac
+          touch "$PERFDAG_DIR/../met-$PERFDAG_CELL"
+          i=0
+          while [ -n "$other" ] && [ ! -e "$PERFDAG_DIR/../met-$other" ]; do
+            i=$((i + 1)); [ $i -le 600 ] || { echo "cell $other never ran alongside" >&2; exit 1; }
+            sleep 0.1
+          done
+          echo "{\"cell\": \"$PERFDAG_CELL\"}"
   - {id: aggregate, kind: aggregate, needs: [run-shape, dcgm-correlate, scrape-spec]}
   - {id: render, kind: render, needs: [aggregate]}
   - {id: strict-publish, kind: strict-publish, needs: [render]}
@@ -93,7 +113,9 @@ publish: {lake: "sqlite://lake.db", strict: false}
 // with the same campaign directory as one `perfdag run`: the same checkpoints (status,
 // fingerprint, result, outputs' digests, gate verdicts), atlas, report text and lake rows.
 // The endpoints are deterministic simulators, so the comparison is exact apart from run ids,
-// timestamps and the paths the two runs were given.
+// timestamps and the paths the two runs were given. Slices of cells a and b ran concurrently
+// in two processes: the event log, appended by both, shows a node of one slice starting
+// while a node of the other was running.
 func TestArgoWorkflowInterpreted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns perfdag processes")
@@ -136,7 +158,50 @@ func TestArgoWorkflowInterpreted(t *testing.T) {
 			t.Errorf("%s differs between the interpreted Workflow and one run:\n%s", c.what, propDiff(a, b))
 		}
 	}
-	t.Logf("%d records, atlas, report text and lake rows equal after %d SIGKILLs", len(want), kills)
+	overlaps := sliceOverlaps(t, dir)
+	if overlaps == 0 {
+		t.Error("no two slices ran a node at the same time")
+	}
+	t.Logf("%d records, atlas, report text and lake rows equal after %d SIGKILLs; %d overlapping node pairs of concurrent slices", len(want), kills, overlaps)
+}
+
+// sliceOverlaps counts pairs of nodes run by two different processes (runs) that overlapped:
+// one started between the other's start and end, in the order of the event log, which every
+// process appends to whole lines under a file lock. Attempts killed mid-node never end and
+// do not count.
+func sliceOverlaps(t *testing.T, dir string) int {
+	t.Helper()
+	evs, err := events.Read(campaigndir.Events(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		run        string
+		start, end int
+	}
+	open := map[[2]string]int{}
+	var spans []span
+	for i, e := range evs {
+		key := [2]string{e.Run, e.Node}
+		switch e.Type {
+		case events.NodeStart:
+			open[key] = i
+		case events.NodeEnd:
+			if s, ok := open[key]; ok {
+				spans = append(spans, span{e.Run, s, i})
+				delete(open, key)
+			}
+		}
+	}
+	n := 0
+	for i, a := range spans {
+		for _, b := range spans[i+1:] {
+			if a.run != b.run && a.start < b.end && b.start < a.end {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // recordKey is what a checkpoint must agree on between the Workflow and one run. The report's

@@ -25,12 +25,13 @@ func (a *app) exportArgoCmd() *cobra.Command {
 		Short: "Print the campaign as an Argo Workflow (a CronWorkflow when it has a schedule:)",
 		Long: `Export argo compiles the campaign and prints an Argo Workflows manifest. Each DAG task
 runs perfdag in the image on one slice of the plan — all nodes of one cell, or one
-campaign-scope node — with 'perfdag run FILE --out /campaigns/<workflow> --only-list ...'
-on a shared volume, so a retried task resumes from its checkpoints like a local run.
-
-Every task holds the mutex of its campaign directory (the directory is single-writer);
-tasks that load an endpoint also hold that endpoint's mutex, named from its address, so two
-workflows never benchmark one server at once. API keys come from a Secret (one key per
+campaign-scope node — with 'perfdag run FILE --out /campaigns/<workflow> --slice
+--only-list ...' on a shared volume, so a retried task resumes from its checkpoints like a
+local run. Slices of different cells run at the same time (each writes its own journal);
+campaign-scope slices take the directory whole and hold its mutex. Tasks that load an
+endpoint hold that endpoint's mutex, named from its address, so two workflows never
+benchmark one server at once. Pods run as the image's user 65532 (fsGroup 65532); a
+campaign publishing to PostgreSQL reads PGPASSWORD from the Secret. API keys come from a Secret (one key per
 api_key_env). A campaign with schedule: becomes a CronWorkflow: cron → schedules, timezone →
 timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
 catchup_window → startingDeadlineSeconds. Argo has no queue policy: overlap queue becomes

@@ -23,6 +23,7 @@ type runFlags struct {
 	parallel int
 	only     []string
 	onlyList string
+	slice    bool
 	force    []string
 	dryRun   bool
 	asJSON   bool
@@ -36,6 +37,9 @@ func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps (steps that hold an endpoint always run one at a time per endpoint)")
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything)")
 	cmd.Flags().StringVar(&f.onlyList, "only-list", "", "newline-separated node globs, each as --only (how an exported Argo task names its slice)")
+	if withOut {
+		cmd.Flags().BoolVar(&f.slice, "slice", false, "run as one task of an exported workflow (with --out and --only-list): wait for the directory instead of failing; a slice of one cell shares it with other cells' slices")
+	}
 	cmd.Flags().StringArrayVar(&f.force, "force", nil, "re-run nodes matching this glob even when reusable (repeatable)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would run or be reused, and why; write nothing")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON on stdout")
@@ -149,7 +153,7 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 	ctx, stop := interruptible(ctx, a)
 	defer stop()
 	var prog *progress
-	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.globs(), Force: f.force,
+	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.globs(), Force: f.force, Slice: f.slice,
 		Started: func(dir string, c *campaign.Compiled) {
 			prog = newProgress(a.stderr, len(c.Plan.Nodes))
 			fmt.Fprintf(a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, dir, len(c.Plan.Nodes))

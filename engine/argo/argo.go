@@ -1,8 +1,10 @@
 // Package argo exports a compiled campaign as an Argo Workflows manifest: a Workflow (or a
 // CronWorkflow when the campaign has a schedule:) whose DAG has one task per slice of the
 // plan. A slice is one cell (all of that cell's nodes) or one campaign-scope node; each task
-// runs `perfdag run FILE --out DIR --only NODE...` on a shared campaign directory, so a
-// retried task resumes from its checkpoints like a local run.
+// runs `perfdag run FILE --out DIR --slice --only-list NODES` on a shared campaign directory,
+// so a retried task resumes from its checkpoints like a local run. Slices of different cells
+// run concurrently (the directory is shared, each cell has its own journal); a campaign-scope
+// slice takes the directory whole.
 package argo
 
 import (
@@ -43,6 +45,7 @@ const (
 // Slice is one unit of exported work: the nodes one task runs.
 type Slice struct {
 	Name  string   // Argo task name (DNS-ish)
+	Cell  string   // the cell whose nodes it runs; "" for a campaign-scope node
 	Nodes []string // node ids, in plan order
 	Deps  []string // slice names this one waits for, sorted
 	// Endpoints holds the endpoint names whose load this slice generates.
@@ -66,6 +69,9 @@ func Slices(p *plan.Plan) ([]*Slice, error) {
 		s := byKey[key]
 		if s == nil {
 			s = &Slice{Name: uniqueName(dnsName(base), used)}
+			if n.Cell != nil {
+				s.Cell = n.Cell.ID
+			}
 			byKey[key] = s
 			out = append(out, s)
 		}

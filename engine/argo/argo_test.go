@@ -146,10 +146,11 @@ func TestEndpointMutex(t *testing.T) {
 	}
 }
 
-// Tasks are slices: one per cell, one per campaign-scope node. A slice that loads an endpoint
-// runs a template holding the directory's mutex and its endpoints' (endpoints on one server
-// share one); the analysis template holds only the directory's. API keys come from the
-// Secret by reference, one env var per distinct api_key_env, never inline.
+// Tasks are slices: one per cell, one per campaign-scope node. A cell slice that loads an
+// endpoint holds its endpoints' mutexes (endpoints on one server share one) and not the
+// directory's — cell slices share the directory; campaign-scope slices hold the directory's.
+// Every task runs `perfdag run --slice`. API keys come from the Secret by reference, one env
+// var per distinct api_key_env, never inline.
 func TestSlicesMutexesAndSecrets(t *testing.T) {
 	src := twoEndpoints("")
 	d := manifest(t, src, Options{Secret: "bench-keys"})
@@ -171,10 +172,10 @@ func TestSlicesMutexesAndSecrets(t *testing.T) {
 		deps  []string
 		locks []string
 	}{
-		"cell-a":    {deps: nil, locks: []string{dirMutex, east}},
-		"cell-b":    {deps: nil, locks: []string{dirMutex, west}},
-		"cell-c":    {deps: []string{"cell-a"}, locks: []string{dirMutex, east}},
-		"cell-d":    {deps: nil, locks: []string{dirMutex, east}},
+		"cell-a":    {deps: nil, locks: []string{east}},
+		"cell-b":    {deps: nil, locks: []string{west}},
+		"cell-c":    {deps: []string{"cell-a"}, locks: []string{east}},
+		"cell-d":    {deps: nil, locks: []string{east}},
 		"aggregate": {deps: []string{"cell-a", "cell-b", "cell-c", "cell-d"}, locks: []string{dirMutex}},
 		"render":    {deps: []string{"aggregate"}, locks: []string{dirMutex}},
 		"publish":   {deps: []string{"render"}, locks: []string{dirMutex}},
@@ -193,7 +194,7 @@ func TestSlicesMutexesAndSecrets(t *testing.T) {
 		}
 		tp := tmpl[task.Template]
 		var locks []string
-		for _, m := range tp.Synchronization.Mutexes {
+		for _, m := range tp.Synchronization.mutexes() {
 			locks = append(locks, m.Name)
 		}
 		if !slices.Equal(locks, w.locks) {
@@ -206,6 +207,9 @@ func TestSlicesMutexesAndSecrets(t *testing.T) {
 			if cell := strings.TrimPrefix(task.Name, "cell-"); cell != task.Name && !strings.Contains(id, "["+cell) {
 				t.Errorf("%s runs %s, a node of another cell", task.Name, id)
 			}
+		}
+		if !slices.Contains(tp.Container.Args, "--slice") {
+			t.Errorf("%s runs %v, without --slice", task.Name, tp.Container.Args)
 		}
 		env := tp.Container.Env
 		if len(env) != 1 || env[0].Name != "EAST_KEY" || env[0].ValueFrom.SecretKeyRef.Name != "bench-keys" || env[0].ValueFrom.SecretKeyRef.Key != "EAST_KEY" {
@@ -269,6 +273,90 @@ func TestNames(t *testing.T) {
 		got := uniqueName(dnsName(c.in), used)
 		if !strings.HasPrefix(got, c.want) || len(got) > 63 {
 			t.Errorf("%q → %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func (s *Synchronization) mutexes() []Mutex {
+	if s == nil {
+		return nil
+	}
+	return s.Mutexes
+}
+
+// A campaign whose cells load no endpoint (exec steps only) still slices by cell: those
+// slices share the "cell" template, which takes no mutex at all.
+func TestCellsWithoutEndpoints(t *testing.T) {
+	src := `version: 1
+campaign: execs
+endpoints:
+  main: {url: "sim://", model: m}
+cells:
+  - {id: a, workload: {shape: aa-1k}, concurrencies: [1]}
+  - {id: b, workload: {shape: aa-1k}, concurrencies: [1]}
+pipeline:
+  - {id: s, kind: step, foreach: cell}
+  - {id: agg, kind: aggregate, needs: [s]}
+`
+	wf := workflowSpec(t, manifest(t, src, Options{}))
+	for _, tp := range wf.Templates {
+		switch tp.Name {
+		case "campaign":
+		case "cell":
+			if tp.Synchronization != nil {
+				t.Errorf("cell template holds %+v", tp.Synchronization)
+			}
+		case "analysis":
+			if m := tp.Synchronization.mutexes(); len(m) != 1 || m[0].Name != "perfdag-dir-{{workflow.name}}" {
+				t.Errorf("analysis template holds %+v", m)
+			}
+		default:
+			t.Errorf("unexpected template %s", tp.Name)
+		}
+	}
+	for _, task := range wf.Templates[0].DAG.Tasks {
+		if want := map[string]string{"cell-a": "cell", "cell-b": "cell", "agg": "analysis"}[task.Name]; task.Template != want {
+			t.Errorf("task %s uses template %s, want %s", task.Name, task.Template, want)
+		}
+	}
+}
+
+// Pods run as the image's user with the volume's group set to it; a campaign publishing to
+// PostgreSQL takes the lake's password from the Secret (optional: the URL or a .pgpass may
+// carry it), a SQLite lake needs none.
+func TestSecurityContextAndLakePassword(t *testing.T) {
+	for _, c := range []struct {
+		lake string
+		env  []string
+	}{
+		{"", []string{"EAST_KEY"}},
+		{"sqlite://lake.db", []string{"EAST_KEY"}},
+		{"postgres://perfdag@pg.bench.svc:5432/lake", []string{"EAST_KEY", "PGPASSWORD"}},
+		{"postgresql://perfdag@pg.bench.svc/lake", []string{"EAST_KEY", "PGPASSWORD"}},
+	} {
+		extra := ""
+		if c.lake != "" {
+			extra = "publish: {lake: \"" + c.lake + "\"}\n"
+		}
+		wf := workflowSpec(t, manifest(t, twoEndpoints(extra), Options{Secret: "keys"}))
+		if sc := wf.SecurityContext; sc == nil || !sc.RunAsNonRoot || sc.RunAsUser != 65532 || sc.RunAsGroup != 65532 || sc.FSGroup != 65532 {
+			t.Errorf("%q: securityContext %+v", c.lake, sc)
+		}
+		for _, tp := range wf.Templates {
+			if tp.Container == nil {
+				continue
+			}
+			var names []string
+			for _, e := range tp.Container.Env {
+				names = append(names, e.Name)
+				ref := e.ValueFrom.SecretKeyRef
+				if ref.Name != "keys" || ref.Key != e.Name || ref.Optional != (e.Name == "PGPASSWORD") {
+					t.Errorf("%q: %s from %+v", c.lake, e.Name, ref)
+				}
+			}
+			if !slices.Equal(names, c.env) {
+				t.Errorf("%q: template %s env %v, want %v", c.lake, tp.Name, names, c.env)
+			}
 		}
 	}
 }

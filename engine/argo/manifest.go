@@ -41,11 +41,24 @@ type CronSpec struct {
 
 // WorkflowSpec is a Workflow's spec.
 type WorkflowSpec struct {
-	Entrypoint         string     `yaml:"entrypoint" json:"entrypoint"`
-	ServiceAccountName string     `yaml:"serviceAccountName,omitempty" json:"serviceAccountName,omitempty"`
-	Volumes            []Volume   `yaml:"volumes" json:"volumes"`
-	Templates          []Template `yaml:"templates" json:"templates"`
+	Entrypoint         string           `yaml:"entrypoint" json:"entrypoint"`
+	ServiceAccountName string           `yaml:"serviceAccountName,omitempty" json:"serviceAccountName,omitempty"`
+	SecurityContext    *SecurityContext `yaml:"securityContext,omitempty" json:"securityContext,omitempty"`
+	Volumes            []Volume         `yaml:"volumes" json:"volumes"`
+	Templates          []Template       `yaml:"templates" json:"templates"`
 }
+
+// SecurityContext is the pods' security context: the image's non-root user, and fsGroup so
+// the campaigns volume is writable by it.
+type SecurityContext struct {
+	RunAsNonRoot bool  `yaml:"runAsNonRoot" json:"runAsNonRoot"`
+	RunAsUser    int64 `yaml:"runAsUser" json:"runAsUser"`
+	RunAsGroup   int64 `yaml:"runAsGroup" json:"runAsGroup"`
+	FSGroup      int64 `yaml:"fsGroup" json:"fsGroup"`
+}
+
+// ImageUser is the uid and gid the Dockerfile's image runs as.
+const ImageUser = 65532
 
 // Volume is a PVC-backed pod volume.
 type Volume struct {
@@ -148,9 +161,14 @@ type EnvSource struct {
 
 // SecretKeyRef is one key of one Secret.
 type SecretKeyRef struct {
-	Name string `yaml:"name" json:"name"`
-	Key  string `yaml:"key" json:"key"`
+	Name     string `yaml:"name" json:"name"`
+	Key      string `yaml:"key" json:"key"`
+	Optional bool   `yaml:"optional,omitempty" json:"optional,omitempty"`
 }
+
+// LakePasswordEnv is the variable a PostgreSQL lake's password is read from (libpq's); tasks
+// of a campaign publishing to PostgreSQL take it from the Secret's key of that name.
+const LakePasswordEnv = "PGPASSWORD"
 
 // VolumeMount mounts a volume.
 type VolumeMount struct {
@@ -196,6 +214,7 @@ func Manifest(p *plan.Plan, o Options) (*Doc, error) {
 	wf := WorkflowSpec{
 		Entrypoint:         "campaign",
 		ServiceAccountName: o.ServiceAccount,
+		SecurityContext:    &SecurityContext{RunAsNonRoot: true, RunAsUser: ImageUser, RunAsGroup: ImageUser, FSGroup: ImageUser},
 		Volumes:            []Volume{{Name: volumeName, PersistentVolumeClaim: &ClaimSource{ClaimName: o.PVC}}},
 	}
 	dag := &DAG{}
@@ -275,6 +294,15 @@ func Caveats(p *plan.Plan, o Options) []string {
 	return out
 }
 
+// synchronization is nil for a template that takes no mutex (the schema wants a list when
+// the key is there).
+func synchronization(locks []Mutex) *Synchronization {
+	if len(locks) == 0 {
+		return nil
+	}
+	return &Synchronization{Mutexes: locks}
+}
+
 // onlyArg joins a slice's node ids into one parameter: newline-separated, split back into
 // one --only per node by the container's argument list.
 func onlyArg(nodes []string) string {
@@ -288,13 +316,20 @@ func onlyArg(nodes []string) string {
 	return out
 }
 
-// templateName: slices that generate load on the same endpoints share a template (their
-// locks differ), the rest share "analysis".
+// templateName: slices share a template when they hold the same locks — cell slices that
+// load the same endpoints ("load-<endpoints>"), cell slices that load none ("cell"), and
+// campaign-scope slices, which also hold the directory's mutex ("analysis", or
+// "campaign-load-<endpoints>").
 func templateName(s *Slice) string {
-	if len(s.Endpoints) == 0 {
-		return "analysis"
-	}
 	n := "load"
+	switch {
+	case s.Cell != "" && len(s.Endpoints) == 0:
+		return "cell"
+	case s.Cell == "" && len(s.Endpoints) == 0:
+		return "analysis"
+	case s.Cell == "":
+		n = "campaign-load"
+	}
 	for _, e := range s.Endpoints {
 		n += "-" + e
 	}
@@ -317,6 +352,10 @@ func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
 			env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
 		}
 	}
+	if pub := spec.Publish; pub != nil && (strings.HasPrefix(pub.Lake, "postgres://") || strings.HasPrefix(pub.Lake, "postgresql://")) && !seen[LakePasswordEnv] {
+		// optional: a lake URL that carries its password, or a .pgpass in the image, needs none
+		env = append(env, EnvVar{Name: LakePasswordEnv, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: LakePasswordEnv, Optional: true}}})
+	}
 	file := path.Join(inputMount, o.CampaignFile)
 	var out []Template
 	done := map[string]bool{}
@@ -326,7 +365,13 @@ func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
 			continue
 		}
 		done[tn] = true
-		locks := []Mutex{{Name: "perfdag-dir-{{workflow.name}}"}}
+		// Cell slices share the directory (each has its own journal, a file lock arbitrates
+		// with campaign-scope slices); campaign-scope slices queue on one mutex rather than
+		// each wait in a pod for the directory.
+		var locks []Mutex
+		if s.Cell == "" {
+			locks = append(locks, Mutex{Name: "perfdag-dir-{{workflow.name}}"})
+		}
 		for _, e := range s.Endpoints {
 			locks = append(locks, Mutex{Name: EndpointMutex(spec.Endpoints[e].URL)})
 		}
@@ -336,11 +381,11 @@ func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
 				Parameters: []Param{{Name: "only"}},
 				Artifacts:  []Artifact{{Name: "campaign", Path: file, Raw: &Raw{Data: string(o.Source)}}},
 			},
-			Synchronization: &Synchronization{Mutexes: locks},
+			Synchronization: synchronization(locks),
 			Container: &Container{
 				Image:   o.Image,
 				Command: []string{"/perfdag"},
-				Args: []string{"run", file, "--out", path.Join(CampaignsMount, "{{workflow.name}}"),
+				Args: []string{"run", file, "--out", path.Join(CampaignsMount, "{{workflow.name}}"), "--slice",
 					"--only-list", "{{inputs.parameters.only}}"},
 				Env:          env,
 				VolumeMounts: []VolumeMount{{Name: volumeName, MountPath: CampaignsMount}},

@@ -110,7 +110,11 @@ type RunOptions struct {
 	Only     []string
 	Force    []string
 	RunID    string
-	Observe  func(events.Event)
+	// Slice runs as one task of an exported workflow (needs Out): it waits for the directory
+	// instead of failing when another process holds it, and when the nodes Only names all
+	// belong to one cell it shares the directory with other cells' slices (see run.Options).
+	Slice   bool
+	Observe func(events.Event)
 	// Started is called once the directory is ready and locked, before any node runs.
 	Started func(dir string, c *Compiled)
 }
@@ -157,13 +161,26 @@ func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o Run
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := workspace.Lock(dir)
+	cell := ""
+	if o.Slice {
+		if o.Out == "" {
+			return nil, Coded(CodeUsage, fmt.Errorf("a slice runs into a given campaign directory: --slice needs --out"))
+		}
+		cell = SliceCell(c.Plan, o.Only)
+	}
+	unlock, err := lockDir(ctx, dir, o.Slice, cell)
 	if err != nil {
 		return nil, Coded(CodeFailed, err)
 	}
 	defer unlock()
 	if o.Out != "" {
-		if err := workspace.Freeze(dir, src, info); err != nil {
+		freeze := workspace.Freeze
+		if cell != "" {
+			freeze = func(dir string, src []byte, info campaigndir.Info) error {
+				return workspace.FreezeShared(ctx, dir, src, info)
+			}
+		}
+		if err := freeze(dir, src, info); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +188,7 @@ func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o Run
 		o.Started(dir, c)
 	}
 	r := run.New(c.Plan, dir, run.Options{Parallel: o.Parallel, Only: o.Only, Force: o.Force, RunID: o.RunID,
-		Registry: s.Registry, Observe: o.Observe, Log: s.Log})
+		Registry: s.Registry, Observe: o.Observe, Log: s.Log, Slice: cell})
 	sum, err := r.Run(ctx)
 	if err != nil {
 		return &Outcome{Dir: dir}, err
@@ -180,6 +197,48 @@ func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o Run
 		return &Outcome{Dir: dir, Summary: sum}, err
 	}
 	return &Outcome{Dir: dir, Summary: sum}, runError(dir, sum)
+}
+
+// SliceCell is the cell every node the globs name belongs to, or "" when they name none, a
+// campaign-scope node, or nodes of two cells: such a slice takes the directory whole.
+func SliceCell(p *plan.Plan, only []string) string {
+	cell := ""
+	for _, n := range p.Nodes {
+		named := false
+		for _, g := range only {
+			named = named || run.Match(g, n.ID)
+		}
+		switch {
+		case !named:
+		case n.Cell == nil, cell != "" && n.Cell.ID != cell:
+			return ""
+		default:
+			cell = n.Cell.ID
+		}
+	}
+	return cell
+}
+
+// lockDir takes the campaign directory: whole and at once for a run (another process there is
+// an error), or — for a slice — waiting, whole or, for a cell's slice, shared with other
+// cells' slices plus the cell's own lock.
+func lockDir(ctx context.Context, dir string, slice bool, cell string) (func(), error) {
+	if !slice {
+		return workspace.Lock(dir)
+	}
+	if cell == "" {
+		return workspace.LockWait(ctx, dir, workspace.Whole)
+	}
+	unlockDir, err := workspace.LockWait(ctx, dir, workspace.Shared)
+	if err != nil {
+		return nil, err
+	}
+	unlockCell, err := workspace.LockSlice(ctx, dir, cell)
+	if err != nil {
+		unlockDir()
+		return nil, err
+	}
+	return func() { unlockCell(); unlockDir() }, nil
 }
 
 // runError is the error a finished run stands for, with its exit code; nil when it succeeded.

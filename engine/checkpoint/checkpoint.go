@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -67,18 +68,25 @@ func (r *Record) SetDoc(d fingerprint.Doc) {
 	r.Fingerprint = d.Sum()
 }
 
-// Store is the checkpoint journal of one campaign.
+// Store is the checkpoint journal of one campaign, seen whole: the journal merged with the
+// journals of cell slices that ran concurrently (state/slices/<cell>.jsonl). A store writes
+// to one of them: the journal when its process holds the whole directory, its cell's slice
+// journal when it shares the directory with other cells' slices.
 type Store struct {
-	path    string
+	dir     string // the campaign directory
+	path    string // the journal this store appends to (or, read-only, the main journal)
 	open    jsonl.Opener
 	mu      sync.Mutex
 	w       *jsonl.Writer // appends whole lines; nil for a read-only store
 	records map[string]*Record
-	lines   int
+	lines   int // lines of the file at path
 }
 
-// Open opens the journal under campaignDir/state for writing: it trims a torn last line left
-// by a crash, loads every record, and compacts when most lines are superseded.
+// Open opens the journal under campaignDir/state for writing; the caller holds the whole
+// directory. It trims a torn last line left by a crash, loads every record, folds the
+// journals of concurrent slices into the journal (rewritten atomically, then the slice
+// journals removed: a crash in between leaves duplicates of equal records), and compacts
+// when most lines are superseded.
 func Open(campaignDir string) (*Store, error) {
 	return open(campaignDir, jsonl.OpenOS)
 }
@@ -89,7 +97,7 @@ func open(campaignDir string, opener jsonl.Opener) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create checkpoint dir %s: %w", dir, err)
 	}
-	s := &Store{path: campaigndir.Journal(campaignDir), open: opener}
+	s := &Store{dir: campaignDir, path: campaigndir.Journal(campaignDir), open: opener}
 	w, data, err := jsonl.OpenRead(s.path, opener)
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint journal: %w", err)
@@ -100,19 +108,79 @@ func open(campaignDir string, opener jsonl.Opener) (*Store, error) {
 		return nil, err
 	}
 	s.w = w
-	if s.lines > 2*len(s.records)+64 {
+	slices, err := s.mergeSlices(s.records)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if len(slices) > 0 || s.lines > 2*len(s.records)+64 {
 		if err := s.compact(); err != nil {
 			s.Close()
 			return nil, err
 		}
 	}
+	for _, p := range slices {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.Close()
+			return nil, fmt.Errorf("remove merged slice journal: %w", err)
+		}
+	}
 	return s, nil
 }
 
-// ReadOnly reads the journal under campaignDir/state without creating or changing anything
-// (status, dry runs); a missing journal is an empty store.
+// OpenSlice opens cell's slice journal for writing; the caller shares the directory with
+// other cells' slices and holds the cell's slice lock. It sees every record (journal and all
+// slice journals merged) and appends only to state/slices/<cell>.jsonl.
+func OpenSlice(campaignDir, cell string) (*Store, error) {
+	path := campaigndir.SliceJournal(campaignDir, cell)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create slice journal dir: %w", err)
+	}
+	s := &Store{dir: campaignDir, path: campaigndir.Journal(campaignDir), open: jsonl.OpenOS}
+	recs, err := s.LoadAll() // the merged view, this slice's journal included
+	if err != nil {
+		return nil, err
+	}
+	w, err := jsonl.Open(path, jsonl.OpenOS) // trims a torn last line of this slice's journal
+	if err != nil {
+		return nil, fmt.Errorf("open slice journal: %w", err)
+	}
+	s.path, s.w, s.records = path, w, recs
+	return s, nil
+}
+
+// mergeSlices reads the slice journals over recs, in cell order (a node is written by the
+// slice of its cell, so the order only decides between equal records), and returns their
+// paths.
+func (s *Store) mergeSlices(recs map[string]*Record) ([]string, error) {
+	paths, err := campaigndir.SliceJournals(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read slice journal %s: %w", p, err)
+		}
+		sl, _, err := parse(p, data)
+		if err != nil {
+			return nil, err
+		}
+		for id, r := range sl {
+			recs[id] = r
+		}
+	}
+	return paths, nil
+}
+
+// ReadOnly reads the journal under campaignDir/state, merged with any slice journals,
+// without creating or changing anything (status, dry runs); a missing journal is an empty
+// store.
 func ReadOnly(campaignDir string) *Store {
-	return &Store{path: campaigndir.Journal(campaignDir)}
+	return &Store{dir: campaignDir, path: campaigndir.Journal(campaignDir)}
 }
 
 // parse reads journal lines; the newest record of a node wins. Only the final line may be
@@ -147,17 +215,20 @@ func (s *Store) LoadAll() (map[string]*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records == nil {
+		recs := map[string]*Record{}
 		data, err := os.ReadFile(s.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return map[string]*Record{}, nil
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
 		}
-		if s.records, s.lines, err = parse(s.path, data); err != nil {
-			s.records = nil
+		if err == nil {
+			if recs, s.lines, err = parse(s.path, data); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := s.mergeSlices(recs); err != nil {
 			return nil, err
 		}
+		s.records = recs
 	}
 	out := make(map[string]*Record, len(s.records))
 	for k, v := range s.records {

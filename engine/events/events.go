@@ -67,6 +67,16 @@ func Open(path string) (*Log, error) {
 	return open(path, jsonl.OpenOS)
 }
 
+// OpenShared appends to path alongside other processes (cell slices sharing a campaign
+// directory): each write locks the file and lands whole at its end.
+func OpenShared(path string) (*Log, error) {
+	w, err := jsonl.OpenShared(path, jsonl.OpenOS)
+	if err != nil {
+		return nil, fmt.Errorf("open event log: %w", err)
+	}
+	return &Log{w: w}, nil
+}
+
 // open is Open through a chosen file opener (tests pass a faulty disk).
 func open(path string, opener jsonl.Opener) (*Log, error) {
 	w, err := jsonl.Open(path, opener)

@@ -46,6 +46,43 @@ type Writer struct {
 	f      File
 	off    int64 // end of the last whole line: where a failed append is rolled back to
 	broken error // set when a rollback failed; every later append is refused with it
+	shared bool  // other processes append too: each append locks the file (OpenShared)
+}
+
+// OpenShared is Open for a file several processes append to at once (the event log of cell
+// slices sharing a campaign directory): the torn-line trim and every append hold an exclusive
+// flock on the file, and an append starts at the file's current end, so a rollback cuts off
+// only this writer's bytes, never lines another process appended meanwhile.
+func OpenShared(path string, open Opener) (*Writer, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w := &Writer{path: path, f: f, shared: true}
+	unlock, err := w.lock()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer unlock()
+	if _, err := w.trimTorn(false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// lock takes the file's flock when it is shared and backed by a descriptor (an injected
+// faulty file has none and is never shared between processes).
+func (w *Writer) lock() (unlock func(), err error) {
+	fd, ok := w.f.(interface{ Fd() uintptr })
+	if !w.shared || !ok {
+		return func() {}, nil
+	}
+	if err := flock(int(fd.Fd()), true); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", w.path, err)
+	}
+	return func() { _ = flock(int(fd.Fd()), false) }, nil
 }
 
 // Open opens path for appending, trimming a torn last line left by a crash.
@@ -138,6 +175,18 @@ func (w *Writer) lastLineEnd(size int64) (int64, error) {
 func (w *Writer) Append(p []byte, sync bool) error {
 	if w.broken != nil {
 		return fmt.Errorf("append to %s refused: %w", w.path, w.broken)
+	}
+	if w.shared {
+		unlock, err := w.lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		end, err := w.f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return fmt.Errorf("seek %s: %w", w.path, err)
+		}
+		w.off = end // other processes appended since: a rollback must keep their lines
 	}
 	n, err := w.f.Write(p)
 	if err == nil && n < len(p) {

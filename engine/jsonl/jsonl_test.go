@@ -163,3 +163,45 @@ func read(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// Two shared writers on one file (two slices' event logs): appends interleave whole, and a
+// failed append rolls back only its own bytes — the other writer's line after this writer's
+// last one survives, where a rollback to this writer's own idea of the end would cut it.
+func TestSharedWritersKeepEachOthersLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.jsonl")
+	disk := &faultfile.Disk{}
+	a, err := jsonl.OpenShared(path, disk.Open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := jsonl.OpenShared(path, jsonl.OpenOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, step := range []struct {
+		w    *jsonl.Writer
+		line string
+		fail bool
+	}{
+		{a, "{\"a\":1}\n", false},
+		{b, "{\"b\":1}\n", false},
+		{a, "{\"a\":2,\"pad\":\"xxxxxxxxxxxxxxxxxxxx\"}\n", true},
+		{a, "{\"a\":3}\n", false},
+		{b, "{\"b\":2}\n", false},
+	} {
+		if step.fail {
+			disk.SetFree(5)
+		}
+		err := step.w.Append([]byte(step.line), true)
+		if (err != nil) != step.fail {
+			t.Fatalf("append %s: %v", step.line, err)
+		}
+		disk.SetFree(-1)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "{\"a\":1}\n{\"b\":1}\n{\"a\":3}\n{\"b\":2}\n"; string(got) != want {
+		t.Fatalf("file holds\n%s\nwant\n%s", got, want)
+	}
+}

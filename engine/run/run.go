@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type Options struct {
 	Registry *engine.Registry
 	Observe  func(events.Event) // live progress (the CLI's terminal line); may be nil
 	Log      io.Writer          // nodes' logs; default io.Discard
+	// Slice, a cell id, runs as that cell's slice alongside other cells' slices (the caller
+	// holds the directory shared and the cell's slice lock): checkpoints go to the cell's
+	// slice journal, events are appended under a file lock, and only nodes of the cell may
+	// run — anything else it needs must have been checkpointed by its own task first.
+	Slice string
 }
 
 // Runner runs one plan in one campaign directory.
@@ -51,6 +57,9 @@ func New(p *plan.Plan, dir string, opts Options) *Runner {
 	}
 	if opts.RunID == "" {
 		opts.RunID = time.Now().UTC().Format("20060102T150405.000Z") // ms: two runs into one directory within a second stay apart
+		if opts.Slice != "" {
+			opts.RunID += "-" + opts.Slice // slices start together
+		}
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -139,7 +148,12 @@ type walk struct {
 // itself (an unreadable checkpoint, an unwritable directory).
 func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 	start := time.Now()
-	store, err := checkpoint.Open(r.dir)
+	openStore, openLog := checkpoint.Open, events.Open
+	if r.opts.Slice != "" {
+		openStore = func(dir string) (*checkpoint.Store, error) { return checkpoint.OpenSlice(dir, r.opts.Slice) }
+		openLog = events.OpenShared
+	}
+	store, err := openStore(r.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +167,10 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := events.Open(campaigndir.Events(r.dir))
+	if err := r.checkSlice(dec); err != nil {
+		return nil, err
+	}
+	log, err := openLog(campaigndir.Events(r.dir))
 	if err != nil {
 		return nil, err
 	}
@@ -260,4 +277,19 @@ func (w *walk) summary(d time.Duration) *Summary {
 	}
 	s.Interrupted = w.ctx.Err() != nil
 	return s
+}
+
+// checkSlice refuses a cell slice that would run a node outside its cell: the node belongs to
+// another task (its dependency, not yet done or failed), and writing it from here would put
+// one node in two journals.
+func (r *Runner) checkSlice(dec map[string]*decision) error {
+	if r.opts.Slice == "" {
+		return nil
+	}
+	for _, n := range r.plan.Nodes {
+		if d := dec[n.ID]; d.Action == ActRun && (n.Cell == nil || n.Cell.ID != r.opts.Slice) {
+			return fmt.Errorf("slice of cell %s would run %s (%s): the task that owns it has not succeeded; run it first", r.opts.Slice, n.ID, strings.Join(d.Reasons, "; "))
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,8 +93,11 @@ func Usable(dir string) (existing bool, err error) {
 		case strings.HasPrefix(name, "."): // the lock, or an atomic write's temp file
 		case name == base(campaigndir.Config), name == base(campaigndir.Source):
 		case name == base(campaigndir.StateDir):
-			if st, err := os.Stat(campaigndir.Journal(dir)); err == nil && st.Size() > 0 {
-				return false, fmt.Errorf("%s has checkpoints but no run record: it was not made by perfdag run", dir)
+			slices, _ := campaigndir.SliceJournals(dir)
+			for _, j := range append([]string{campaigndir.Journal(dir)}, slices...) {
+				if st, err := os.Stat(j); err == nil && st.Size() > 0 {
+					return false, fmt.Errorf("%s has checkpoints but no run record: it was not made by perfdag run", dir)
+				}
 			}
 		default:
 			return false, fmt.Errorf("%s exists and is not a campaign directory (it holds %s)", dir, name)
@@ -114,6 +118,67 @@ func Lock(dir string) (unlock func(), err error) {
 	}
 	_ = f.Truncate(0)
 	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Sharing of the directory lock.
+const (
+	Whole  = syscall.LOCK_EX // a run, a campaign-scope slice: no other process in the directory
+	Shared = syscall.LOCK_SH // a cell slice: alongside other cells' slices, never a whole holder
+)
+
+// LockWait takes the directory's lock (Whole or Shared), waiting while others hold it, as a
+// task of an exported workflow does: its dependencies are done, but slices of other cells
+// (or the campaign-scope step before it) may still be finishing. It polls, so ctx (a signal)
+// ends the wait.
+func LockWait(ctx context.Context, dir string, how int) (unlock func(), err error) {
+	return lockWait(ctx, campaigndir.Lock(dir), how, dir)
+}
+
+// LockSlice takes the lock of one cell's slice (state/slices/<cell>.lock), waiting while
+// another attempt of the same slice still runs; the slice journal has one writer.
+func LockSlice(ctx context.Context, dir, cell string) (unlock func(), err error) {
+	if err := os.MkdirAll(campaigndir.SlicesDir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("lock slice %s: %w", cell, err)
+	}
+	return lockWait(ctx, campaigndir.SliceLock(dir, cell), Whole, dir+" (cell "+cell+")")
+}
+
+// FreezeShared is Freeze for slices sharing the directory: one at a time, so run.json keeps
+// the first creation time and no two rewrites interleave.
+func FreezeShared(ctx context.Context, dir string, src []byte, info campaigndir.Info) error {
+	unlock, err := lockWait(ctx, campaigndir.FreezeLock(dir), Whole, dir+" (frozen files)")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return Freeze(dir, src, info)
+}
+
+func lockWait(ctx context.Context, path string, how int, what string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for the lock of %s: %w", what, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()

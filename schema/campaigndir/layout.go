@@ -5,6 +5,7 @@
 //
 //	campaigns/<UTC-ts>-<slug>/
 //	  config.yaml  run.json  SOURCE.md  summary.md  events.jsonl  state/journal.jsonl
+//	  state/slices/<cell>.{jsonl,lock}  (journals of concurrent cell slices, merged by readers)
 //	  cells/<cell>/raw/c<N>/{records.jsonl,point.json}   cells/<cell>/raw/prewarm.jsonl
 //	  cells/<cell>/raw/burn-in/c<N>/records.jsonl         cells/<cell>/commands/settle.log
 //	  cells/<cell>/spec_metrics/{c<N>.json,c<N>.before.prom,c<N>.after.prom,readings-c<N>.json}
@@ -18,9 +19,13 @@
 package campaigndir
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -34,7 +39,9 @@ const (
 	eventsFile    = "events.jsonl"
 	stateDir      = "state"
 	journalFile   = "journal.jsonl"
+	slicesDir     = "slices"
 	lockFile      = ".lock"
+	freezeLock    = ".lock-freeze"
 	cellsDir      = "cells"
 	rawDir        = "raw"
 	recordsFile   = "records.jsonl"
@@ -62,7 +69,7 @@ const (
 // Names lists every file and folder name of the layout, for the test that keeps them spelled
 // only here.
 func Names() []string {
-	return []string{configFile, runFile, sourceFile, summaryFile, eventsFile, stateDir, journalFile, lockFile,
+	return []string{configFile, runFile, sourceFile, summaryFile, eventsFile, stateDir, journalFile, slicesDir, lockFile, freezeLock,
 		cellsDir, rawDir, recordsFile, pointFile, prewarmFile, burnInDir, commandsDir, settleLog, specDir,
 		samplesDir, normalized, statusFile, dcgmFile, rooflineSweep, atlasFile, tpmJSON, tpmCSV, tpmMarkdown,
 		championFile, reportFile, receiptFile, verdictFile}
@@ -91,8 +98,53 @@ func StateDir(dir string) string { return filepath.Join(dir, stateDir) }
 // Journal is the checkpoint journal, one record per line.
 func Journal(dir string) string { return filepath.Join(dir, stateDir, journalFile) }
 
-// Lock is the file a running process holds so two runs never share a directory.
+// Lock is the file a running process holds so two runs never share a directory: whole
+// (exclusive) for a run and for campaign-scope slices, shared by slices of single cells.
 func Lock(dir string) string { return filepath.Join(dir, lockFile) }
+
+// FreezeLock serializes writing the frozen files (config.yaml, run.json, SOURCE.md) among
+// slices that share the directory.
+func FreezeLock(dir string) string { return filepath.Join(dir, freezeLock) }
+
+// SlicesDir holds the journals of slices that ran concurrently: one per cell,
+// state/slices/<cell>.jsonl, each written by one process at a time (its lock is
+// state/slices/<cell>.lock). Readers merge them over the journal; the next process that takes
+// the whole directory folds them into the journal and removes them.
+func SlicesDir(dir string) string { return filepath.Join(dir, stateDir, slicesDir) }
+
+// SliceJournal is one cell slice's checkpoint journal.
+func SliceJournal(dir, cell string) string {
+	return filepath.Join(SlicesDir(dir), mustElem(cell)+sliceJournalExt)
+}
+
+// SliceLock is the file the process running one cell's slice holds.
+func SliceLock(dir, cell string) string {
+	return filepath.Join(SlicesDir(dir), mustElem(cell)+sliceLockExt)
+}
+
+const (
+	sliceJournalExt = ".jsonl"
+	sliceLockExt    = ".lock"
+)
+
+// SliceJournals lists the slice journals present, sorted by cell (the merge order).
+func SliceJournals(dir string) ([]string, error) {
+	entries, err := os.ReadDir(SlicesDir(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list slice journals: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, sliceJournalExt) && !strings.HasPrefix(n, ".") {
+			out = append(out, filepath.Join(SlicesDir(dir), n))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
 
 // Step outputs, relative to the campaign directory.
 
