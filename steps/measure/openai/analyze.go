@@ -3,6 +3,7 @@ package openai
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/sse"
@@ -45,7 +46,7 @@ func analyze(msgs []sse.Message) analysis {
 		if m.Done() {
 			continue
 		}
-		ch, err := ParseChunk([]byte(m.Data))
+		ch, err := ParseChunk(view(m.Data))
 		if err != nil {
 			if a.malformed == "" {
 				a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
@@ -94,6 +95,10 @@ func analyze(msgs []sse.Message) analysis {
 	a.content, a.reasoning = content.String(), reasoning.String()
 	return a
 }
+
+// view is s's bytes without a copy, for readers that never write to them (the JSON
+// decoders): one allocation less per message of every stream.
+func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // countTokens counts the joined text once: per-chunk sums differ at BPE boundaries.
 func countTokens(s string) int { return tokens.Count(s) }

@@ -80,15 +80,31 @@ type wireUsage struct {
 
 // ParseChunk decodes one data payload. A payload that is not a JSON object is an error (the
 // request is then classed malformed); an `{"error": …}` object parses and sets Chunk.Error.
+// The common chunk (one choice with a delta, no usage) is decoded by a walk over
+// encoding/json/v2's tokenizer (fastChunk); anything else, or anything that walk is unsure
+// of, by encoding/json, whose reading is the reference: both give the same Chunk.
 func ParseChunk(data []byte) (Chunk, error) {
+	if c, ok := fastChunk(data); ok {
+		return c, nil
+	}
+	return parseChunkV1(data)
+}
+
+// parseChunkV1 decodes a payload with encoding/json.
+func parseChunkV1(data []byte) (Chunk, error) {
 	var w wireChunk
 	if err := json.Unmarshal(data, &w); err != nil {
 		return Chunk{}, fmt.Errorf("decode chunk: %w", err)
 	}
+	return w.chunk(), nil
+}
+
+// chunk reads the measurement's fields out of a decoded payload.
+func (w *wireChunk) chunk() Chunk {
 	var c Chunk
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		c.Error = string(w.Error)
-		return c, nil
+		return c
 	}
 	if w.Usage != nil {
 		u := &Usage{PromptTokens: w.Usage.PromptTokens, CompletionTokens: w.Usage.CompletionTokens}
@@ -101,7 +117,6 @@ func ParseChunk(data []byte) (Chunk, error) {
 		c.Usage = u
 	}
 	c.Timings, c.Choices = w.Timings, len(w.Choices)
-	var content, reasoning strings.Builder
 	// Only the first choice counts: perfdag asks for one (n = 1), and a server that sends
 	// more is flagged multiple_choices rather than having its text counted twice.
 	for _, ch := range w.Choices[:min(len(w.Choices), 1)] {
@@ -117,22 +132,24 @@ func ParseChunk(data []byte) (Chunk, error) {
 		}
 		switch {
 		case d.ReasoningContent != nil && *d.ReasoningContent != "":
-			reasoning.WriteString(*d.ReasoningContent)
-			c.ReasoningField = FieldReasoningContent
+			c.Reasoning, c.ReasoningField = *d.ReasoningContent, FieldReasoningContent
 		case d.Reasoning != nil && *d.Reasoning != "":
-			reasoning.WriteString(*d.Reasoning)
-			c.ReasoningField = FieldReasoning
+			c.Reasoning, c.ReasoningField = *d.Reasoning, FieldReasoning
 		}
 		if d.Content != nil {
-			content.WriteString(*d.Content)
+			c.Content = *d.Content
 		}
-		for _, tc := range d.ToolCalls {
-			if tc.Function != nil {
-				content.WriteString(tc.Function.Name)
-				content.WriteString(tc.Function.Arguments)
+		if len(d.ToolCalls) > 0 {
+			var b strings.Builder
+			b.WriteString(c.Content)
+			for _, tc := range d.ToolCalls {
+				if tc.Function != nil {
+					b.WriteString(tc.Function.Name)
+					b.WriteString(tc.Function.Arguments)
+				}
 			}
+			c.Content = b.String()
 		}
 	}
-	c.Content, c.Reasoning = content.String(), reasoning.String()
-	return c, nil
+	return c
 }

@@ -158,7 +158,11 @@ func FuzzParseChunk(f *testing.F) {
 		`{"error":{"code":500}}`, `{"choices":[{"message":{"content":"a"}}]}`, `null`, `[]`, `{"choices":null}`} {
 		f.Add([]byte(s))
 	}
+	for _, s := range trickyChunks {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastChunk(t, data)
 		c, err := ParseChunk(data)
 		if err != nil {
 			if c != (Chunk{}) {

@@ -311,3 +311,36 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 }
+
+// TestMessagesKeepTheirData: every message's Data stays as read while the reader goes on
+// (messages share arenas), across small, arena-sized and larger messages.
+func TestMessagesKeepTheirData(t *testing.T) {
+	var in strings.Builder
+	var want []string
+	for i := range 3000 {
+		d := strings.Repeat(string(rune('a'+i%26)), 1+(i*37)%300)
+		if i%500 == 0 {
+			d = strings.Repeat("x", maxArena+i)
+		}
+		want = append(want, d)
+		in.WriteString("data: " + d + "\n\n")
+	}
+	r := NewReader(split(in.String()), counter())
+	r.SetMaxLine(2 * maxArena)
+	var got []Message
+	for {
+		m, err := r.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, m)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d messages, want %d", len(got), len(want))
+	}
+	for i, m := range got {
+		if m.Data != want[i] {
+			t.Fatalf("message %d: data %.20q… (%d bytes), want %.20q… (%d bytes)", i, m.Data, len(m.Data), want[i], len(want[i]))
+		}
+	}
+}

@@ -1,0 +1,273 @@
+package openai
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The fast path of ParseChunk. A stream is hundreds of chunks of one shape,
+// {"id":…,"choices":[{"index":0,"delta":{"content":"…"},"finish_reason":null}]}, and
+// reflection-driven encoding/json spent more CPU on them than everything else the client
+// does per token. fastChunk walks such a payload with the encoding/json/v2 tokenizer
+// (github.com/go-json-experiment/json/jsontext), which also checks its syntax, and fills the
+// same wireChunk. It gives up (ok false, and encoding/json decides) on everything whose
+// encoding/json reading it does not reproduce exactly: usage, error or timings that are not
+// null, more than one choice, tool calls, a value of an unexpected type, a repeated field, a
+// name that differs from a field's only by case (encoding/json matches names without case),
+// invalid UTF-8, anything after the object. FuzzParseChunk checks the two readings agree.
+
+// fastDecoder is one walk's reusable state.
+type fastDecoder struct {
+	in     bytes.Buffer
+	dec    *jsontext.Decoder
+	choice [1]wireChoice
+	delta  [2]wireDelta // delta, message
+	finish string
+	texts  [3]string // content, reasoning_content, reasoning
+}
+
+var fastDecoders = sync.Pool{New: func() any {
+	f := &fastDecoder{}
+	f.dec = jsontext.NewDecoder(&f.in, jsontext.AllowDuplicateNames(true))
+	return f
+}}
+
+// Field names encoding/json would match, by object.
+var (
+	topNames    = []string{"choices", "usage", "error", "timings"}
+	choiceNames = []string{"delta", "message", "finish_reason"}
+	deltaNames  = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
+)
+
+// fastChunk decodes data as json.Unmarshal into a wireChunk would and returns its Chunk,
+// or reports !ok.
+func fastChunk(data []byte) (Chunk, bool) {
+	f := fastDecoders.Get().(*fastDecoder)
+	defer fastDecoders.Put(f)
+	f.in = *bytes.NewBuffer(data)
+	f.dec.Reset(&f.in, jsontext.AllowDuplicateNames(true))
+	var w wireChunk // its pointers and slice point into f, so it is read before f goes back
+	if !f.top(&w) {
+		return Chunk{}, false
+	}
+	if _, err := f.dec.ReadToken(); err != io.EOF { // only whitespace may follow
+		return Chunk{}, false
+	}
+	return w.chunk(), true
+}
+
+// open reads the opening delimiter of an object or array.
+func (f *fastDecoder) open(kind jsontext.Kind) bool {
+	if f.dec.PeekKind() != kind {
+		return false
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+// name reads an object member's name; tok.String() is the name unescaped (not kept, so
+// not allocated).
+func (f *fastDecoder) name() (jsontext.Token, bool) {
+	tok, err := f.dec.ReadToken()
+	return tok, err == nil
+}
+
+// skip passes over the value of a member no field takes, unless its name is one encoding/json
+// would match case-insensitively to a field.
+func (f *fastDecoder) skip(name string, fields []string) bool {
+	for _, known := range fields {
+		if strings.EqualFold(name, known) {
+			return false
+		}
+	}
+	return f.dec.SkipValue() == nil
+}
+
+// null reads a null and reports whether the value was one.
+func (f *fastDecoder) null() bool {
+	if f.dec.PeekKind() != 'n' {
+		return false
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+func (f *fastDecoder) top(w *wireChunk) bool {
+	if !f.open('{') {
+		return false
+	}
+	var choices bool
+	for f.dec.PeekKind() != '}' {
+		tok, ok := f.name()
+		if !ok {
+			return false
+		}
+		switch name := tok.String(); name {
+		case "choices":
+			if choices {
+				return false
+			}
+			choices = true
+			if !f.choices(w) {
+				return false
+			}
+		case "usage", "error", "timings":
+			if !f.null() { // a null leaves the field as absent
+				return false
+			}
+		default:
+			if !f.skip(name, topNames) {
+				return false
+			}
+		}
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+func (f *fastDecoder) choices(w *wireChunk) bool {
+	if f.null() {
+		return true
+	}
+	if !f.open('[') {
+		return false
+	}
+	if f.dec.PeekKind() != ']' {
+		f.choice[0] = wireChoice{}
+		if !f.choiceObject(&f.choice[0]) || f.dec.PeekKind() != ']' { // a second choice: encoding/json decides
+			return false
+		}
+		w.Choices = f.choice[:]
+	} else {
+		w.Choices = f.choice[:0]
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+func (f *fastDecoder) choiceObject(ch *wireChoice) bool {
+	if !f.open('{') {
+		return false
+	}
+	var seen [3]bool
+	for f.dec.PeekKind() != '}' {
+		tok, ok := f.name()
+		if !ok {
+			return false
+		}
+		switch name := tok.String(); name {
+		case "delta", "message":
+			i := 0
+			if name == "message" {
+				i = 1
+			}
+			if seen[i] {
+				return false
+			}
+			seen[i] = true
+			if f.null() {
+				continue
+			}
+			f.delta[i] = wireDelta{}
+			if !f.deltaObject(&f.delta[i]) {
+				return false
+			}
+			if i == 0 {
+				ch.Delta = &f.delta[0]
+			} else {
+				ch.Message = &f.delta[1]
+			}
+		case "finish_reason":
+			if seen[2] {
+				return false
+			}
+			seen[2] = true
+			if f.null() {
+				continue
+			}
+			s, ok := f.str()
+			if !ok {
+				return false
+			}
+			f.finish = s
+			ch.FinishReason = &f.finish
+		default:
+			if !f.skip(name, choiceNames) {
+				return false
+			}
+		}
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+func (f *fastDecoder) deltaObject(d *wireDelta) bool {
+	if !f.open('{') {
+		return false
+	}
+	var seen [4]bool
+	for f.dec.PeekKind() != '}' {
+		tok, ok := f.name()
+		if !ok {
+			return false
+		}
+		i := -1
+		switch name := tok.String(); name {
+		case "content":
+			i = 0
+		case "reasoning_content":
+			i = 1
+		case "reasoning":
+			i = 2
+		case "tool_calls":
+			if seen[3] || !f.null() {
+				return false
+			}
+			seen[3] = true
+			continue
+		default:
+			if !f.skip(name, deltaNames) {
+				return false
+			}
+			continue
+		}
+		if seen[i] {
+			return false
+		}
+		seen[i] = true
+		if f.null() {
+			continue
+		}
+		s, ok := f.str()
+		if !ok {
+			return false
+		}
+		f.texts[i] = s
+		switch i {
+		case 0:
+			d.Content = &f.texts[0]
+		case 1:
+			d.ReasoningContent = &f.texts[1]
+		case 2:
+			d.Reasoning = &f.texts[2]
+		}
+	}
+	_, err := f.dec.ReadToken()
+	return err == nil
+}
+
+// str reads a string value, unescaped.
+func (f *fastDecoder) str() (string, bool) {
+	if f.dec.PeekKind() != '"' {
+		return "", false
+	}
+	tok, err := f.dec.ReadToken()
+	if err != nil {
+		return "", false
+	}
+	return tok.String(), true // a copy: the decoder's buffer is reused
+}

@@ -1,0 +1,77 @@
+package openai
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Payloads the fast path must read exactly as encoding/json does, or leave to it: case
+// variants, repeats, escapes, odd types, extra choices, trailing bytes, broken UTF-8.
+var trickyChunks = []string{
+	`{"choices":[{"delta":{"Content":"a"}}]}`,
+	`{"Choices":[{"delta":{"content":"a"}}]}`,
+	`{"choices":[{"DELTA":{"content":"a"}}]}`,
+	`{"choices":[{"delta":{"content":"a","content":"b"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[]}`,
+	`{"choices":[{"delta":{"content":"a"},"delta":{"reasoning":"r"}}]}`,
+	`{"\u0063hoices":[{"delta":{"cont\u0065nt":"\u00e9\n\"x\""}}]}`,
+	`{"choices":[{"delta":{"content":5}}]}`,
+	`{"choices":[{"delta":{"content":"a"},"finish_reason":7}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":5}]}`,
+	`{"choices":[null]}`,
+	`{"choices":{}}`,
+	`{"choices":[{"delta":{"content":"a","tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}}]}`,
+	`{"choices":[{"delta":{"content":"a","tool_calls":null}}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"usage":null,"error":null,"timings":null}`,
+	`{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}`,
+	`{"choices":[{"delta":{"content":"a"}}]} x`,
+	`{"choices":[{"delta":{"content":"a"}}]}  `,
+	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\"}}]}",
+	`{"choices":[{"delta":{"content":"\ud800"}}]}`,
+	`{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","bytes":[97]}]},"index":0}],"id":"x","created":1}`,
+	`{"choices":[{"delta":{"reasoning_content":"r","reasoning":"s","content":null}}]}`,
+	`{"choices":[{"message":{"content":"m"},"delta":null}]}`,
+	"{\"choiceſ\":[{\"delta\":{\"content\":\"a\"}}]}",
+	`{"choices":[]}`,
+	`{}`,
+	`null`,
+	`{"choices":[{"delta":{"content":"a"}}]`,
+}
+
+// TestFastChunkAgreesWithEncodingJSON: on every payload the fast path takes, it reads what
+// encoding/json reads.
+func TestFastChunkAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range append(trickyChunks, role, roleNull, emptyDelta, finish, usage, content(" a"), reasoningOf(FieldReasoning, "x")) {
+		checkFastChunk(t, []byte(s))
+	}
+}
+
+// TestFastChunkTakesTheCommonShapes: the chunks of an ordinary stream take the fast path
+// (else the optimisation has silently gone); usage chunks are left to encoding/json.
+func TestFastChunkTakesTheCommonShapes(t *testing.T) {
+	for _, s := range []string{role, roleNull, emptyDelta, finish, content(" a"), content("é\n\"x\""), reasoningOf(FieldReasoningContent, "r"),
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null}`} {
+		if _, ok := fastChunk([]byte(s)); !ok {
+			t.Errorf("fast path refused %s", s)
+		}
+	}
+	if _, ok := fastChunk([]byte(usage)); ok {
+		t.Errorf("fast path took a usage chunk")
+	}
+}
+
+func checkFastChunk(t *testing.T, data []byte) {
+	t.Helper()
+	fc, ok := fastChunk(data)
+	if !ok {
+		return
+	}
+	vc, err := parseChunkV1(data)
+	if err != nil {
+		t.Fatalf("fast path read %q as %+v; encoding/json refuses it: %v", data, fc, err)
+	}
+	if !reflect.DeepEqual(fc, vc) {
+		t.Fatalf("fast path read %q as %+v; encoding/json as %+v", data, fc, vc)
+	}
+}
