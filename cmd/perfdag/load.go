@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/diag"
@@ -70,7 +72,7 @@ func reportDiags(w io.Writer, err error, sources map[string][]byte, asJSON bool)
 		return true
 	}
 	fmt.Fprint(w, l.FormatAll(sources))
-	fmt.Fprintf(w, "%d problem(s) found\n", len(l))
+	fmt.Fprintf(w, "%s found\n", plural.N(len(l), "problem"))
 	return true
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"golang.org/x/term"
 
 	"github.com/perfdag/perfdag/engine/events"
@@ -115,8 +117,13 @@ func printSummary(w io.Writer, s *run.Summary) {
 	fmt.Fprintf(w, "%s in %.1fs: %s\n", s.Dir, s.Seconds, strings.Join(parts, ", "))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	shown := 0
+	var pending []string
 	for _, n := range s.Nodes {
 		if n.Outcome == run.OutRan || n.Outcome == run.OutReused || n.Outcome == run.OutSkipped || n.Outcome == run.OutIgnored {
+			continue
+		}
+		if n.Outcome == run.OutPending && n.Reason == "" {
+			pending = append(pending, n.Node)
 			continue
 		}
 		if shown == 0 {
@@ -130,6 +137,9 @@ func printSummary(w io.Writer, s *run.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, why)
 	}
 	tw.Flush()
+	if len(pending) > 0 {
+		fmt.Fprintf(w, "%s not started: %s\n", plural.N(len(pending), "node"), strings.Join(firstFew(pending, pendingShown), ", "))
+	}
 	for _, n := range s.Nodes {
 		for _, v := range n.Verdicts {
 			if !v.Passed {
@@ -154,6 +164,17 @@ func failedGates(vs []gate.Verdict) string {
 		return "fail gate " + ids[0] + " failed"
 	}
 	return "fail gates " + strings.Join(ids, ", ") + " failed"
+}
+
+// pendingShown is how many not-started nodes the summary names; the rest are counted.
+const pendingShown = 5
+
+// firstFew is the first n of s, then "… and N more" when s is longer.
+func firstFew(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
 }
 
 func firstLine(s string) string {

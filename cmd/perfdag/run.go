@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine/campaign"
@@ -156,7 +158,7 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.globs(), Force: f.force, Slice: f.slice,
 		Started: func(dir string, c *campaign.Compiled) {
 			prog = newProgress(a.stderr, len(c.Plan.Nodes))
-			fmt.Fprintf(a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, dir, len(c.Plan.Nodes))
+			fmt.Fprintf(a.stderr, "campaign %s → %s (%s)\n", c.Spec().Campaign, dir, plural.N(len(c.Plan.Nodes), "node"))
 		},
 		Observe: func(e events.Event) {
 			if prog != nil {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine/campaign"
@@ -124,7 +126,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	if f.once {
 		runs, err = s.Once(ctx)
 	} else {
-		fmt.Fprintf(a.stderr, "scheduling %d campaign(s); state in %s; Ctrl-C or SIGTERM to stop\n", len(jobs), f.state)
+		fmt.Fprintf(a.stderr, "scheduling %s; state in %s; Ctrl-C or SIGTERM to stop\n", plural.N(len(jobs), "campaign"), f.state)
 		err = s.Run(ctx)
 	}
 	if err != nil {
@@ -208,7 +210,7 @@ func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
 		Started: func(d string, c *campaign.Compiled) {
 			dir = d
 			schedule.ReportDir(ctx, d) // a scheduler killed during the run records it as failed, naming d
-			fmt.Fprintf(r.a.stderr, "campaign %s → %s (%d nodes)\n", c.Spec().Campaign, d, len(c.Plan.Nodes))
+			fmt.Fprintf(r.a.stderr, "campaign %s → %s (%s)\n", c.Spec().Campaign, d, plural.N(len(c.Plan.Nodes), "node"))
 		}})
 	if out != nil {
 		dir = out.Dir

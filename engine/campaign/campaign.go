@@ -15,6 +15,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/events"
@@ -247,9 +249,9 @@ func runError(dir string, sum *run.Summary) error {
 	case sum.Interrupted:
 		return Coded(CodeInterrupted, fmt.Errorf("interrupted: continue with 'perfdag resume %s'", dir))
 	case sum.Failed():
-		return Coded(CodeFailed, fmt.Errorf("%d step(s) failed (see 'perfdag status %s')", sum.Counts[run.OutFailed], dir))
+		return Coded(CodeFailed, fmt.Errorf("%s failed (see 'perfdag status %s')", plural.N(sum.Counts[run.OutFailed], "step"), dir))
 	case sum.Refused():
-		return Coded(CodeRefused, fmt.Errorf("%d step(s) did not pass a fail gate (see 'perfdag status %s')", sum.Counts[run.OutGateFailed], dir))
+		return Coded(CodeRefused, fmt.Errorf("%s did not pass a fail gate (see 'perfdag status %s')", plural.N(sum.Counts[run.OutGateFailed], "step"), dir))
 	}
 	return nil
 }

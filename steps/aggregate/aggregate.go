@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -209,8 +211,8 @@ func Aggregate(ctx context.Context, r campaigndir.Reader, campaign string, cells
 		}
 	}
 	if log != nil && len(tl.undercount) > 0 {
-		fmt.Fprintf(log, "warning: %d point(s) have num_prompts < 2 × concurrency (steady_window_undercount): their throughput is undercounted by a ramp/drain-dominated window: %s\n",
-			len(tl.undercount), strings.Join(firstN(tl.undercount, 12), ", "))
+		fmt.Fprintf(log, "warning: %s num_prompts < 2 × concurrency (steady_window_undercount): their throughput is undercounted by a ramp/drain-dominated window: %s\n",
+			plural.Of(len(tl.undercount), "point has", "points have"), strings.Join(firstN(tl.undercount, 12), ", "))
 	}
 	return res, summary, nil
 }

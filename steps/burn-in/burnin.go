@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -52,7 +54,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	defer s.Close()
 	n := t.Cell.RequestsPerPoint.For(c)
-	if err := session.SettleLog(t, "burn-in c%d: %d requests, discarded", c, n); err != nil {
+	if err := session.SettleLog(t, "burn-in c%d: %s, discarded", c, plural.N(n, "request")); err != nil {
 		return engine.Result{}, err
 	}
 	records, err := s.Load(ctx, session.PhaseBurnIn, loadgen.Config{Requests: n, Concurrency: c,
@@ -67,7 +69,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	res := &Result{Concurrency: c, Requests: len(records)}
 	for _, r := range records {
-		if r.ErrorClass != "" {
+		if r.ErrorClass != "" && r.ErrorClass != schema.ErrorCancelled {
 			res.Errors++
 		}
 	}
@@ -75,11 +77,11 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err != nil {
 		return engine.Result{}, err
 	}
-	if err := session.SettleLog(t, "burn-in c%d done: %d errors", c, res.Errors); err != nil {
+	if err := session.SettleLog(t, "burn-in c%d done: %s", c, plural.N(res.Errors, "error")); err != nil {
 		return engine.Result{}, err
 	}
 	if res.Errors == res.Requests {
 		return engine.Result{}, fmt.Errorf("every burn-in request failed: is the endpoint up?")
 	}
-	return engine.Result{Value: res, Outputs: []string{rel}, Summary: fmt.Sprintf("burn-in c%d: %d requests discarded", c, n)}, nil
+	return engine.Result{Value: res, Outputs: []string{rel}, Summary: fmt.Sprintf("burn-in c%d: %s discarded", c, plural.N(n, "request"))}, nil
 }

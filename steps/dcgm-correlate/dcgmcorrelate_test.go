@@ -176,7 +176,7 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 		if res.DCGMGrounded || res.SolRigor != "L1" || res.Points != 2 || res.PointsWithData != 1 || res.MissingExporterFiles != 1 {
 			t.Errorf("result %+v: want ungrounded, 1 of 2 points with data, 1 missing file", res)
 		}
-		if !strings.Contains(recs["dcgm[a]"].Summary, "1 point(s) without exporter samples") {
+		if !strings.Contains(recs["dcgm[a]"].Summary, "1 point without exporter samples") {
 			t.Errorf("summary %q", recs["dcgm[a]"].Summary)
 		}
 	})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -218,7 +220,7 @@ func summaryLine(res *Result, corr *schema.DCGMCorrelation) string {
 		s += fmt.Sprintf(", %.3g tok/W max", res.TokensPerWattMax)
 	}
 	if res.MissingExporterFiles > 0 {
-		s += fmt.Sprintf(", %d point(s) without exporter samples", res.MissingExporterFiles)
+		s += fmt.Sprintf(", %s without exporter samples", plural.N(res.MissingExporterFiles, "point"))
 	}
 	return s
 }

@@ -85,7 +85,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		res.Requests++
 		status := "ok"
 		if rec.ErrorClass != "" {
-			res.Errors++
+			if rec.ErrorClass != schema.ErrorCancelled { // the interrupt's, not the server's
+				res.Errors++
+			}
 			status = rec.ErrorClass + ": " + rec.Error
 		}
 		if err := session.SettleLog(t, "prewarm %s: %s", shape, status); err != nil {

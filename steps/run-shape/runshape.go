@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -195,7 +197,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	res := ResultOf(point, files)
 	out := engine.Result{Value: res, Outputs: files.List(), Summary: summary(res)}
 	if point.Status == "failed" {
-		return out, fmt.Errorf("no valid request at concurrency %d: %d errors (%s); records in %s", conc, res.ErrorCount, strings.Join(res.ErrorClasses, ", "), files.Records)
+		return out, fmt.Errorf("no valid request at concurrency %d: %s (%s); records in %s", conc, plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)
 	}
 	return out, nil
 }
@@ -221,7 +223,7 @@ func modeOf(w schema.Workload) string {
 func summary(r *Result) string {
 	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %.1f ms, ITL %.2f ms, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, r.TTFTP50Ms, r.ITLAvgMs, r.OutputTokPerSPerGPU)
 	if r.ErrorCount > 0 {
-		s += fmt.Sprintf(", %d errors", r.ErrorCount)
+		s += ", " + plural.N(r.ErrorCount, "error")
 	}
 	if r.SteadyWindowUndercount {
 		s += ", steady_window_undercount"

@@ -34,9 +34,10 @@ type Config struct {
 	Every       time.Duration // progress interval (default 250 ms); the final report always comes
 }
 
-// Progress is a live view of a run.
+// Progress is a live view of a run. Errors counts requests that failed; Cancelled those the
+// run's own interrupt cut off (class cancelled), which are no failure of the server.
 type Progress struct {
-	Done, Total, Errors, InFlight int
+	Done, Total, Errors, Cancelled, InFlight int
 	TTFTP50Ms                     float64 // median TTFT of the last RollingWindow valid requests (0 before any)
 	Elapsed                       time.Duration
 }
@@ -204,6 +205,7 @@ type tracker struct {
 	last      time.Time
 	completed int
 	errors    int
+	cancelled int
 	inFlight  int
 	ttft      []float64 // ring of recent valid TTFTs (ms)
 	ttftNext  int
@@ -225,7 +227,9 @@ func (t *tracker) done(rec schema.RequestRecord) {
 	defer t.mu.Unlock()
 	t.inFlight--
 	t.completed++
-	if rec.ErrorClass != "" {
+	if rec.ErrorClass == schema.ErrorCancelled {
+		t.cancelled++
+	} else if rec.ErrorClass != "" {
 		t.errors++
 	} else if rec.FirstTokenNs > 0 {
 		v := float64(rec.FirstTokenNs-rec.StartNs) / 1e6
@@ -252,7 +256,7 @@ func (t *tracker) final() {
 }
 
 func (t *tracker) snapshot() Progress {
-	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, InFlight: t.inFlight, Elapsed: time.Since(t.begin)}
+	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, Cancelled: t.cancelled, InFlight: t.inFlight, Elapsed: time.Since(t.begin)}
 	if len(t.ttft) > 0 {
 		s := append([]float64(nil), t.ttft...)
 		sort.Float64s(s)

@@ -221,3 +221,34 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressInterrupted: requests the run's own interrupt cuts off count as cancelled, not
+// as errors; a server's answer during the interrupt (an HTTP error) stays an error.
+func TestProgressInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	send := func(ctx context.Context, i int) schema.RequestRecord {
+		switch i {
+		case 0:
+			return schema.RequestRecord{StartNs: 1000, FirstTokenNs: 2000, LastContentNs: 3000}
+		case 1:
+			cancel()
+			return schema.RequestRecord{ErrorClass: schema.ErrorHTTP}
+		}
+		<-ctx.Done()
+		return schema.RequestRecord{ErrorClass: schema.ErrorDropped}
+	}
+	var last Progress
+	recs, err := Run(ctx, Config{Requests: 8, Concurrency: 2, Every: time.Hour}, send, func(p Progress) { last = p })
+	if err == nil {
+		t.Fatal("an interrupted run returned no error")
+	}
+	cancelled := 0
+	for _, r := range recs {
+		if r.ErrorClass == schema.ErrorCancelled {
+			cancelled++
+		}
+	}
+	if last.Errors != 1 || last.Cancelled != cancelled || last.Done != last.Errors+last.Cancelled+1 {
+		t.Errorf("progress %+v over records with %d cancelled: want 1 error (the HTTP one), the rest cancelled", last, cancelled)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -116,7 +118,10 @@ func (s *Session) Warmed() openai.Warmed { return s.warmed }
 
 // ProgressLine formats the live line of a running point.
 func ProgressLine(p loadgen.Progress) string {
-	line := fmt.Sprintf("%d/%d done, %d errors", p.Done, p.Total, p.Errors)
+	line := fmt.Sprintf("%d/%d done, %s", p.Done, p.Total, plural.N(p.Errors, "error"))
+	if p.Cancelled > 0 {
+		line += fmt.Sprintf(", %d cancelled by the interrupt", p.Cancelled)
+	}
 	if p.TTFTP50Ms > 0 {
 		line += fmt.Sprintf(", TTFT p50 %.0f ms", p.TTFTP50Ms)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -60,7 +62,7 @@ func ParseFrozen(name string, data []byte) (*FrozenSource, error) {
 	c := &checker{name: name, file: file}
 	c.check(&doc)
 	if len(c.errs) > 0 {
-		return nil, fmt.Errorf("load dcgm_frozen_v1 %s: %d problem(s):\n%w", name, len(c.errs), errors.Join(c.errs...))
+		return nil, fmt.Errorf("load dcgm_frozen_v1 %s: %s:\n%w", name, plural.N(len(c.errs), "problem"), errors.Join(c.errs...))
 	}
 	return &FrozenSource{name: name, doc: doc}, nil
 }

@@ -124,7 +124,7 @@ func TestFrozenBadInputs(t *testing.T) {
 		{
 			name: "every problem reported at once",
 			old:  "ratio: ratio\n  bandwidth: bytes/s", new: "ratio: \"%\"\n  bandwidth: GB/s",
-			want: []string{"2 problem(s)", "units.ratio:", "units.bandwidth:", "multiply each value by 1e9"},
+			want: []string{"2 problems:", "units.ratio:", "units.bandwidth:", "multiply each value by 1e9"},
 		},
 	}
 	for _, tc := range tests {
