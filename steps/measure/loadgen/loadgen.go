@@ -38,8 +38,8 @@ type Config struct {
 // run's own interrupt cut off (class cancelled), which are no failure of the server.
 type Progress struct {
 	Done, Total, Errors, Cancelled, InFlight int
-	TTFTP50Ms                     float64 // median TTFT of the last RollingWindow valid requests (0 before any)
-	Elapsed                       time.Duration
+	TTFTP50Ms                                float64 // median TTFT of the last RollingWindow valid requests (0 before any)
+	Elapsed                                  time.Duration
 }
 
 // RollingWindow is how many recent valid requests the live TTFT median covers.
