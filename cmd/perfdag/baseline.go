@@ -65,7 +65,7 @@ Points that never ran are left out; a diff then reports them missing (RED).`,
 				return exit(ExitUsage, err)
 			}
 			e, err := baseline.Record(cmd.Context(), baseline.RecordRequest{
-				Campaign: f, Registry: reg, Name: name, Notes: notes, Cell: cell, Version: version,
+				Campaign: f, Registry: reg, Name: name, Notes: notes, Cell: cell, Version: readBuildInfo(version).Version,
 			})
 			if err != nil && codeOf(err) == ExitRefused {
 				return err

@@ -34,7 +34,7 @@ func (a *app) service() (*campaign.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &campaign.Service{Registry: reg, Version: version, Redact: redact.URL}, nil
+	return &campaign.Service{Registry: reg, Version: readBuildInfo(version).Version, Redact: redact.URL}, nil
 }
 
 // compile loads, validates and compiles a campaign file. On an invalid file it returns the

@@ -52,10 +52,11 @@ func (a *app) main(args []string) int {
 		Use:           "perfdag",
 		Short:         "Benchmark LLM inference deployments with checkpointed campaign DAGs",
 		Long:          fmt.Sprintf(rootLong, a.kindList()),
-		Version:       version,
+		Version:       readBuildInfo(version).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(readBuildInfo(version).text())
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(a.stdin)
@@ -82,7 +83,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.validateCmd(), a.importCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
 		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.publishCmd(), a.tpmCmd(),
-		a.simCmd(), a.datasetCmd(), a.exportCmd(),
+		a.simCmd(), a.datasetCmd(), a.exportCmd(), a.versionCmd(),
 	}
 }
 

@@ -64,7 +64,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	f := &promscrape.Fetcher{}
 	scrape, err := f.Fetch(ctx, res.MetricsURL)
 	if err != nil {
-		return engine.Result{}, fmt.Errorf("scrape %s: %w", promscrape.Redact(res.MetricsURL), err)
+		return engine.Result{}, err // Fetch names the (redacted) URL
 	}
 	cell, conc := t.Cell.ID, t.Concurrency
 	if t.Phase == "before" {
