@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -72,25 +71,55 @@ func ReadCell(r Reader, files CellFiles) ([]schema.AtlasRow, string, error) {
 // writes for it, without the newline — when the file already holds them (this version wrote
 // it compact), for WriteLine to copy; lines is nil otherwise, and rows must be encoded.
 func ReadCellLines(r Reader, files CellFiles) (rows []schema.AtlasRow, lines [][]byte, status string, err error) {
-	read := func(rel string) ([]byte, error) {
-		if r.Digest == nil {
-			return ReadFile(r.Dir, rel, "")
-		}
-		return r.Bytes(rel)
-	}
-	b, err := read(files.Normalized)
+	return NewCellReader(r).Read(files)
+}
+
+// CellReader reads cells one after another, as ReadCellLines does, reusing its buffers: a pass
+// over thousands of cells allocates little more than the rows' values. What Read returns is
+// valid until the next Read.
+type CellReader struct {
+	r           Reader
+	buf, status []byte
+	rows        []schema.AtlasRow
+	lines       [][]byte
+}
+
+// NewCellReader reads through r.
+func NewCellReader(r Reader) *CellReader { return &CellReader{r: r} }
+
+// Read reads one cell: see ReadCellLines.
+func (c *CellReader) Read(files CellFiles) (rows []schema.AtlasRow, lines [][]byte, status string, err error) {
+	c.buf, err = c.read(files.Normalized, c.buf)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
 	}
-	rows, lines, err = decodeRows(files.Normalized, b)
+	c.rows, c.lines, err = decodeRows(files.Normalized, c.buf, c.rows[:0], c.lines[:0])
 	if err != nil {
 		return nil, nil, "", err
 	}
-	sb, err := read(files.Status)
+	c.status, err = c.read(files.Status, c.status)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("read cell %s: %w", files.Cell, err)
 	}
-	return rows, lines, strings.TrimSpace(string(sb)), nil
+	lines = c.lines
+	if len(lines) == 0 {
+		lines = nil // the rows must be encoded
+	}
+	return c.rows, lines, string(bytes.TrimSpace(c.status)), nil
+}
+
+// read reads rel into buf, checked against its recorded digest (none when r.Digest is nil: a
+// step reading what it just wrote).
+func (c *CellReader) read(rel string, buf []byte) ([]byte, error) {
+	digest := ""
+	if c.r.Digest != nil {
+		d, ok := c.r.Digest(rel)
+		if !ok {
+			return nil, fmt.Errorf("read %s: %w", rel, ErrNotRecorded)
+		}
+		digest = d
+	}
+	return readFileInto(c.r.Dir, rel, digest, buf)
 }
 
 // AtlasEncoder writes atlas rows as JSON Lines: one compact object and a newline per row.

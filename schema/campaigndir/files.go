@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -136,11 +137,15 @@ func DecodeStrict(name string, b []byte, v any) error {
 // ReadFile reads dir/rel; when digest is non-empty the content must hash to it (the digest the
 // journal recorded when the step wrote the file), so a file edited or replaced after its step
 // ended is never read as that step's output.
-func ReadFile(dir, rel, digest string) ([]byte, error) {
+func ReadFile(dir, rel, digest string) ([]byte, error) { return readFileInto(dir, rel, digest, nil) }
+
+// readFileInto is ReadFile reading into buf's storage when it is large enough (a pass over
+// thousands of cells reuses one buffer).
+func readFileInto(dir, rel, digest string, buf []byte) ([]byte, error) {
 	if !Inside(rel) {
 		return nil, fmt.Errorf("read %s: not a path inside the campaign directory", rel)
 	}
-	b, err := os.ReadFile(Abs(dir, rel))
+	b, err := readAll(Abs(dir, rel), buf[:0])
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}
@@ -150,6 +155,31 @@ func ReadFile(dir, rel, digest string) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// readAll appends the content of path to b, as os.ReadFile does without a buffer of its own.
+func readAll(path string, b []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		b = slices.Grow(b, int(st.Size())+1) // +1: the read that sees EOF needs room
+	}
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 512)
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // ChangedError says a file no longer holds what its step wrote.

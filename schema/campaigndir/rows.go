@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -42,24 +43,26 @@ func decodeRowV1(b []byte, row *schema.AtlasRow) error {
 // form older versions wrote, a file that is not valid) is decoded as one array by
 // DecodeStrict, which also names what is wrong.
 //
-// lines holds, for each row, its line in the file (inside b), when the file is in that form and
+// Rows and lines are appended to rows and lines (empty, with storage to reuse). lines holds, for
+// each row, its line in the file (inside b), when the file is in that form and
 // its first row's line is byte for byte what AtlasEncoder writes for it: the file came from this
 // version's encoder, so every row's line is its atlas line and need not be encoded again. lines
-// is nil otherwise (an indented file, or a compact one from a version whose rows had other
+// is empty otherwise (an indented file, or a compact one from a version whose rows had other
 // fields). The one way a row of such a file can differ from its re-encoding is a value only its
 // text holds exactly — a number in extra beyond float64's precision, an invalid UTF-8 byte
 // written as \ufffd — which the copied line keeps as written and which reads back the same.
-func decodeRows(name string, b []byte) (rows []schema.AtlasRow, lines [][]byte, err error) {
-	if rows, lines, ok := decodeCompactRows(b); ok {
+func decodeRows(name string, b []byte, rows []schema.AtlasRow, lines [][]byte) ([]schema.AtlasRow, [][]byte, error) {
+	if rows, lines, ok := decodeCompactRows(b, rows, lines); ok {
 		if len(rows) == 0 || !encodesAs(&rows[0], lines[0]) {
-			lines = nil
+			lines = lines[:0]
 		}
 		return rows, lines, nil
 	}
+	rows = nil // encoding/json would reuse what the slots hold
 	if err := DecodeStrict(name, b, &rows); err != nil {
 		return nil, nil, err
 	}
-	return rows, nil, nil
+	return rows, lines[:0], nil
 }
 
 // encodesAs reports whether AtlasEncoder writes row as line.
@@ -79,9 +82,9 @@ func newRowEncoder(w io.Writer) *json.Encoder {
 	return enc
 }
 
-// decodeCompactRows decodes b when it is exactly in the compact form and v2 accepts every row,
-// returning each row's line; ok is false otherwise.
-func decodeCompactRows(b []byte) (rows []schema.AtlasRow, lines [][]byte, ok bool) {
+// decodeCompactRows appends the rows of b and their lines to rows and lines when b is exactly
+// in the compact form and v2 accepts every row; ok is false otherwise.
+func decodeCompactRows(b []byte, rows []schema.AtlasRow, lines [][]byte) (_ []schema.AtlasRow, _ [][]byte, ok bool) {
 	body, ok := bytes.CutPrefix(b, []byte("[\n"))
 	if !ok {
 		return nil, nil, false
@@ -89,20 +92,14 @@ func decodeCompactRows(b []byte) (rows []schema.AtlasRow, lines [][]byte, ok boo
 	if body, ok = bytes.CutSuffix(body, []byte("]\n")); !ok {
 		return nil, nil, false
 	}
-	if len(body) == 0 {
-		return []schema.AtlasRow{}, nil, true
-	}
-	if body[len(body)-1] != '\n' {
+	if len(body) > 0 && body[len(body)-1] != '\n' {
 		return nil, nil, false
 	}
-	n := bytes.Count(body, []byte("\n"))
-	rows, lines = make([]schema.AtlasRow, 0, n), make([][]byte, 0, n)
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		line := body[:i]
 		body = body[i+1:]
-		last := len(body) == 0
-		if !last {
+		if len(body) > 0 { // every row but the last ends in a comma
 			if line, ok = bytes.CutSuffix(line, []byte(",")); !ok {
 				return nil, nil, false
 			}
@@ -110,11 +107,14 @@ func decodeCompactRows(b []byte) (rows []schema.AtlasRow, lines [][]byte, ok boo
 		if len(line) == 0 || line[0] != '{' {
 			return nil, nil, false
 		}
-		rows = append(rows, schema.AtlasRow{})
+		rows = slices.Grow(rows, 1)[:len(rows)+1]
 		if !decodeRow(line, &rows[len(rows)-1]) {
 			return nil, nil, false
 		}
 		lines = append(lines, line)
+	}
+	if rows == nil {
+		rows = []schema.AtlasRow{}
 	}
 	return rows, lines, true
 }

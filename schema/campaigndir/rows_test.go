@@ -56,10 +56,10 @@ func TestDecodeRowsAgreesWithEncodingJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []schema.AtlasRow
 			wantErr := DecodeStrict("n.json", []byte(tc.in), &want)
-			if _, _, fast := decodeCompactRows([]byte(tc.in)); fast != tc.fast {
+			if _, _, fast := decodeCompactRows([]byte(tc.in), nil, nil); fast != tc.fast {
 				t.Errorf("read row by row: %v, want %v", fast, tc.fast)
 			}
-			got, _, err := decodeRows("n.json", []byte(tc.in))
+			got, _, err := decodeRows("n.json", []byte(tc.in), nil, nil)
 			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("error %v, encoding/json says %v", err, wantErr)
 			}

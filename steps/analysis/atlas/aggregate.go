@@ -136,8 +136,8 @@ func Aggregate(w io.Writer, rows ...schema.AtlasRow) (Coverage, error) {
 
 // AggregateDir unions the given cells' rows into the campaign's atlas (rel, relative to
 // r.Dir), atomically, one cell in memory at a time. Each row is also passed to every observe
-// function (TPM, champion) before the next is read; the pointer is reused, so copy what you
-// keep.
+// function (TPM, champion) before the next is read; the row's storage is reused for later
+// cells, so copy what you keep.
 func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells []campaigndir.CellFiles, observe ...func(*schema.AtlasRow) error) (Coverage, error) {
 	sorted := slices.Clone(cells)
 	slices.SortFunc(sorted, func(a, b campaigndir.CellFiles) int { return cmp.Compare(a.Cell, b.Cell) })
@@ -151,11 +151,12 @@ func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells [
 	var cov Coverage
 	err := campaigndir.WriteWith(campaigndir.Abs(r.Dir, rel), func(f io.Writer) error {
 		aw := NewWriter(f)
+		cr := campaigndir.NewCellReader(r)
 		for _, files := range sorted {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows, lines, _, err := readCellLines(r, files)
+			rows, lines, _, err := readCellLines(cr, files)
 			if err != nil {
 				return err
 			}

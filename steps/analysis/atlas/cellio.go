@@ -27,14 +27,14 @@ func WriteCell(campaignDir, cellID string, rows []schema.AtlasRow, status string
 // ReadCell reads a cell's rows and status, checking that every row belongs to the cell and
 // agrees with its status; rows come back in atlas order.
 func ReadCell(r campaigndir.Reader, files campaigndir.CellFiles) ([]schema.AtlasRow, string, error) {
-	rows, _, status, err := readCellLines(r, files)
+	rows, _, status, err := readCellLines(campaigndir.NewCellReader(r), files)
 	return rows, status, err
 }
 
-// readCellLines is ReadCell that also returns each row's atlas line when the file holds it
-// (see campaigndir.ReadCellLines), in the same order as the rows.
-func readCellLines(r campaigndir.Reader, files campaigndir.CellFiles) ([]schema.AtlasRow, [][]byte, string, error) {
-	rows, lines, status, err := campaigndir.ReadCellLines(r, files)
+// readCellLines is ReadCell through cr that also returns each row's atlas line when the file
+// holds it (see campaigndir.ReadCellLines), in the same order as the rows.
+func readCellLines(cr *campaigndir.CellReader, files campaigndir.CellFiles) ([]schema.AtlasRow, [][]byte, string, error) {
+	rows, lines, status, err := cr.Read(files)
 	if err != nil {
 		return nil, nil, "", err
 	}
