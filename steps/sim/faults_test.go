@@ -41,8 +41,10 @@ func TestFaults(t *testing.T) {
 	const env, secret = "PERFDAG_TEST_SIM_KEY", "sk-sim-secret-4242"
 	t.Setenv(env, secret)
 	// Far above a normal request (about 15 ms), so only injected stalls ever time out, even
-	// on a loaded machine or under the race detector; 64 requests at once get more room.
-	timeouts := map[int]time.Duration{1: 400 * time.Millisecond, 64: time.Second}
+	// on a loaded machine or under the race detector (a CI run at load 20 saw a valid request
+	// of 64 at once pass 1 s); 64 requests at once get more room. Stalls time out together,
+	// so the cost is about one timeout per case.
+	timeouts := map[int]time.Duration{1: 2 * time.Second, 64: 8 * time.Second}
 	modes := []struct {
 		name   string
 		faults schema.SimFaults
@@ -89,7 +91,7 @@ func TestFaults(t *testing.T) {
 					if want := sim.ExpectedClass(sv.Fault); r.ErrorClass != want {
 						t.Errorf("request %d met %q: classed %q (%s), want %q", r.Index, sv.Fault, r.ErrorClass, r.Error, want)
 					}
-					if d := time.Duration(r.EndNs - r.StartNs); d > timeout+time.Second {
+					if d := time.Duration(r.EndNs - r.StartNs); d > 2*timeout {
 						t.Errorf("request %d took %v: past its %v timeout", r.Index, d, timeout)
 					}
 					if sv.Fault != "" {
@@ -126,8 +128,8 @@ func TestFaults(t *testing.T) {
 
 func TestReasoningCoverage(t *testing.T) {
 	// Half the requests reason through their whole budget (8 tokens) and never answer; the
-	// others reason 4 tokens then answer 4. TTFT is the first reasoning token (about ttft
-	// 20 ms); TTFO, over the answered half only, comes 4 tokens × 10 ms later.
+	// others reason 4 tokens then answer 4. TTFT is the first reasoning token; TTFO, over the
+	// answered half only, is the first answer token, 4 messages later.
 	s := start(t, schema.SimConfig{TTFTMs: 20, TPOTMs: 10, PrefillMsPer1K: -1, BatchTPOTMs: -1,
 		Reasoning: true, ReasoningTokens: 4, UnansweredFraction: 0.5})
 	cl := client(t, s, 10*time.Second)
@@ -149,11 +151,28 @@ func TestReasoningCoverage(t *testing.T) {
 	if math.Abs(p.TTFO.Avg-sum/10) > 1e-9 {
 		t.Errorf("TTFO avg %v, want the mean over the answered requests %v", p.TTFO.Avg, sum/10)
 	}
-	if p.TTFT.Avg < 20 || p.TTFT.Avg > 30 {
-		t.Errorf("TTFT avg %.2f ms, want about the injected 20 ms: the first reasoning token counts", p.TTFT.Avg)
+	// Which message each stamp belongs to, against what the simulator sent (no timing
+	// tolerance: a loaded machine delays stamps, it does not move them to other messages).
+	// TTFT is the first message's stamp, the first reasoning token, never before the
+	// simulator began writing it; TTFO is the stamp of the message after the reasoning tokens.
+	truth := map[string]sim.Served{}
+	for _, sv := range s.Served() {
+		truth[sv.RequestID] = sv
 	}
-	if gap := p.TTFO.Avg - p.TTFT.P50; gap < 38 || gap > 50 {
-		t.Errorf("TTFO − TTFT = %.2f ms, want about 4 reasoning tokens × 10 ms", gap)
+	for _, r := range recs {
+		sv, ok := truth[strconv.Itoa(r.Index)]
+		if !ok || len(sv.SentNs) != 8 || len(r.ChunkNs) != len(sv.SentNs) {
+			t.Fatalf("request %d: %d message stamps, the simulator sent %d messages (truth found: %v)", r.Index, len(r.ChunkNs), len(sv.SentNs), ok)
+		}
+		if r.FirstTokenNs != r.ChunkNs[0] || r.FirstTokenNs < sv.SentNs[0] {
+			t.Errorf("request %d: first token stamped %d, want the first reasoning message's stamp %d, not before its send %d", r.Index, r.FirstTokenNs, r.ChunkNs[0], sv.SentNs[0])
+		}
+		switch {
+		case sv.Unanswered && r.FirstOutputNs != 0:
+			t.Errorf("request %d reasoned through its budget but has a first output at %d", r.Index, r.FirstOutputNs)
+		case !sv.Unanswered && (sv.ReasoningTokens != 4 || r.FirstOutputNs != r.ChunkNs[sv.ReasoningTokens] || r.FirstOutputNs < sv.AnswerSentNs):
+			t.Errorf("request %d: first output stamped %d, want message %d's stamp of %v (the first answer, sent at %d)", r.Index, r.FirstOutputNs, sv.ReasoningTokens, r.ChunkNs, sv.AnswerSentNs)
+		}
 	}
 	if p.ReasoningField != "reasoning_content" || !p.Reasoning || p.ReasoningParserSuspect {
 		t.Errorf("reasoning field %q, reasoning %v, parser suspect %v", p.ReasoningField, p.Reasoning, p.ReasoningParserSuspect)

@@ -200,25 +200,48 @@ func probeP99(t testing.TB, probeURL string) float64 {
 // plannedGap is the token interval both test servers are configured with (ITL, TPOT).
 const plannedGap = 10 * time.Millisecond
 
-// checkFidelity runs one point and checks what stamping must get right whatever the load:
-// token counts equal the server's usage, no chunk is stamped before the server sent it
-// (both in fidelityErrors), and the median error of every metric is under half the planned
-// token interval: a stamp given to the wrong chunk (a neighbour, the end of the stream) is
-// off by a whole interval when the server keeps its schedule, while load only delays some
-// deliveries (the median stays near zero; a loaded server that sends late chunks back to
-// back shrinks the real gaps, not the errors). A role chunk counted as the first token is
-// caught by the causality check. How small the errors are is a performance figure:
-// BenchmarkFidelity reports it.
+// checkFidelity runs one point and checks what stamping must get right whatever the load,
+// all of it structural: token counts equal the server's usage; every content or reasoning
+// message has a stamp of its own (as many as the server sent, in order, the first and last
+// being TTFT's and the latency's, the first answer chunk TTFO's); and no message is stamped
+// before the server began writing it (both ends checked in fidelityErrors, every chunk
+// here). Kernel receive stamps are taken as the write enqueues the data, so a stamp given to
+// the wrong chunk (the role chunk counted as the first token, a neighbour's read) falls
+// before that chunk's write began and fails. How small the errors are is a performance
+// figure, not a pass/fail fact on a loaded machine (a client behind on 128 streams reads
+// several chunks at once and rightly stamps them with the last one's arrival):
+// BenchmarkFidelity reports it, and the figures are logged here.
 func checkFidelity(t *testing.T, base string, c int, truths func(t testing.TB) map[string]truth) {
 	t.Helper()
 	const prefix = "f-"
 	recs := runPoint(t, base, c, max(2*c, 8), 6, "sim-model", prefix)
-	p99, p50, injected := fidelity(t, recs, truths(t), prefix)
+	tr := truths(t)
+	p99, p50, injected := fidelity(t, recs, tr, prefix)
 	t.Logf("p99 |measured − sent| ms %v, p50 %v; first token after its planned time p99 %.3f ms", p99, p50, injected)
-	limit := float64(plannedGap) / 2e6
-	for name, v := range p50 {
-		if v >= limit {
-			t.Errorf("%s: median error %.3f ms, at least half the %v token interval: the client stamps the wrong chunks", name, v, plannedGap)
+	for _, r := range recs {
+		checkChunkStamps(t, r, tr[prefix+strconv.Itoa(r.Index)])
+	}
+}
+
+// checkChunkStamps checks one record's per-message stamps against the server's sends.
+func checkChunkStamps(t *testing.T, r schema.RequestRecord, tr truth) {
+	t.Helper()
+	if len(r.ChunkNs) != len(tr.Sent) {
+		t.Fatalf("request %d: %d message stamps, the server sent %d messages", r.Index, len(r.ChunkNs), len(tr.Sent))
+	}
+	last := len(tr.Sent) - 1
+	if r.FirstTokenNs != r.ChunkNs[0] || r.LastContentNs != r.ChunkNs[last] {
+		t.Errorf("request %d: first token %d and last content %d are not the first and last message stamps %v", r.Index, r.FirstTokenNs, r.LastContentNs, r.ChunkNs)
+	}
+	if a := slices.Index(tr.Sent, tr.Answer); tr.Answer != 0 && (a < 0 || r.FirstOutputNs != r.ChunkNs[a]) {
+		t.Errorf("request %d: first output %d is not the stamp of the first answer message (%d of %v)", r.Index, r.FirstOutputNs, a, r.ChunkNs)
+	}
+	for k, at := range r.ChunkNs {
+		if k > 0 && at < r.ChunkNs[k-1] {
+			t.Errorf("request %d: message %d stamped %v before message %d", r.Index, k, time.Duration(r.ChunkNs[k-1]-at), k-1)
+		}
+		if at < tr.Sent[k] {
+			t.Errorf("request %d: message %d stamped %v before the server began writing it: the stamp belongs to another message", r.Index, k, time.Duration(tr.Sent[k]-at))
 		}
 	}
 }
