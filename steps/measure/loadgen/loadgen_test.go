@@ -46,6 +46,30 @@ func sleeper(g *gauge, d time.Duration) Send {
 	}
 }
 
+// holder is a Send that holds every request until want requests have been in flight at once
+// (or 10 s have passed: a hang bound, after which the peak check fails), then answers at
+// once. Whether the loop reaches its concurrency is then an event, not a race between sleeps
+// on a loaded machine.
+func holder(g *gauge, want int64) Send {
+	reached := make(chan struct{})
+	var once sync.Once
+	return func(ctx context.Context, i int) schema.RequestRecord {
+		g.enter()
+		defer g.leave()
+		start := sse.Now()
+		if g.peak.Load() >= want {
+			once.Do(func() { close(reached) })
+		}
+		select {
+		case <-reached:
+		case <-time.After(10 * time.Second):
+			once.Do(func() { close(reached) })
+		case <-ctx.Done():
+		}
+		return schema.RequestRecord{Index: -1, StartNs: start, FirstTokenNs: start + int64(i+1)*int64(time.Millisecond), EndNs: sse.Now()}
+	}
+}
+
 func TestClosedLoopKeepsConcurrency(t *testing.T) {
 	cases := []struct {
 		name            string
@@ -61,7 +85,7 @@ func TestClosedLoopKeepsConcurrency(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var g gauge
-			recs, err := Run(context.Background(), Config{Requests: c.requests, Concurrency: c.conc}, sleeper(&g, 10*time.Millisecond), nil)
+			recs, err := Run(context.Background(), Config{Requests: c.requests, Concurrency: c.conc}, holder(&g, c.wantPeak), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +172,7 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 
 func TestOpenLoopInFlightCap(t *testing.T) {
 	var g gauge
-	recs, err := Run(context.Background(), Config{Requests: 12, Rate: 1000, Concurrency: 3, Arrival: ArrivalConstant}, sleeper(&g, 20*time.Millisecond), nil)
+	recs, err := Run(context.Background(), Config{Requests: 12, Rate: 1000, Concurrency: 3, Arrival: ArrivalConstant}, holder(&g, 3), nil)
 	if err != nil || len(recs) != 12 {
 		t.Fatalf("records %d, err %v", len(recs), err)
 	}
