@@ -91,7 +91,8 @@ const (
 )
 
 // Stat summarises one metric over the valid requests of a point (AIPerf semantics: linear
-// interpolation percentiles, population std).
+// interpolation percentiles, population std). A statistic its source did not state (an
+// imported aggregate without a p90, say) is unstated: null in JSON, never 0 — see Unstate.
 type Stat struct {
 	Unit  string  `json:"unit"`
 	Count int     `json:"count"`
@@ -108,6 +109,8 @@ type Stat struct {
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
 	Std   float64 `json:"std"`
+
+	unstated uint16 // bit i set: statNames[i] was not stated (written as null, read as 0)
 }
 
 // AdjStat holds percentiles where every failed request counts as +Inf (null when infinite).

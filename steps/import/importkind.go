@@ -27,7 +27,7 @@ import (
 var Kind = engine.Kind{
 	Name:    "import",
 	Scope:   engine.ScopePoint,
-	Version: "1",
+	Version: "2", // 2: statistics a file does not state are null in point.json, not 0
 	Doc:     "one point of an imported cell from AIPerf, vLLM bench serve or SGLang bench_serving output",
 	Result:  Result{},
 	Inputs:  inputs,
@@ -171,9 +171,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	res := &Result{Cell: cell.ID, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
 		RequestCount: point.RequestCount, ErrorCount: point.ErrorCount, Status: point.Status, RequestThroughput: point.RequestThroughput,
 		OutputTokPerS: point.OutputTokenThroughput, Files: files}
-	if point.TTFT != nil {
-		res.TTFTP50Ms = point.TTFT.P50
-	}
+	res.TTFTP50Ms, _ = point.TTFT.Value("p50")
 	sum := fmt.Sprintf("c%d: %s (%s stats), %d requests, TTFT p50 %.1f ms, %.1f tok/s", conc, r.Source, r.StatsFrom, point.RequestCount, res.TTFTP50Ms, point.OutputTokenThroughput)
 	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
 }

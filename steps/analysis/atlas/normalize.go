@@ -168,23 +168,23 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 		row.Shape = p.Shape
 	}
 	if s := stat(p.TTFT); s != nil {
-		row.TTFTAvgMs, row.TTFTP50Ms, row.TTFTP90Ms = fp(s.Avg), fp(s.P50), fp(s.P90)
-		row.TTFTP95Ms, row.TTFTP99Ms = fp(s.P95), fp(s.P99)
+		row.TTFTAvgMs, row.TTFTP50Ms, row.TTFTP90Ms = sv(s, "avg"), sv(s, "p50"), sv(s, "p90")
+		row.TTFTP95Ms, row.TTFTP99Ms = sv(s, "p95"), sv(s, "p99")
 	}
 	if s := stat(p.TTFO); s != nil {
-		row.TTFOAvgMs = fp(s.Avg)
+		row.TTFOAvgMs = sv(s, "avg")
 	}
 	if s := stat(p.ITL); s != nil {
-		row.ITLAvgMs, row.ITLP50Ms, row.ITLP99Ms = fp(s.Avg), fp(s.P50), fp(s.P99)
+		row.ITLAvgMs, row.ITLP50Ms, row.ITLP99Ms = sv(s, "avg"), sv(s, "p50"), sv(s, "p99")
 	}
 	if s := stat(p.RequestLatency); s != nil {
-		row.RequestLatencyAvgMs, row.RequestLatencyP50Ms, row.RequestLatencyP99Ms = fp(s.Avg), fp(s.P50), fp(s.P99)
+		row.RequestLatencyAvgMs, row.RequestLatencyP50Ms, row.RequestLatencyP99Ms = sv(s, "avg"), sv(s, "p50"), sv(s, "p99")
 	}
 	if s := stat(p.TPSUser); s != nil {
-		row.TokPerSPerUser = fp(s.Avg)
+		row.TokPerSPerUser = sv(s, "avg")
 	}
 	if s := stat(p.ReasoningTok); s != nil && p.Reasoning {
-		row.ReasoningTokenAvg = fp(s.Avg)
+		row.ReasoningTokenAvg = sv(s, "avg")
 	}
 	if p.ReasoningField != "none" {
 		row.ReasoningField = p.ReasoningField
@@ -271,6 +271,15 @@ func stat(s *schema.Stat) *schema.Stat {
 	return s
 }
 
+// sv is a point statistic for a row: null when its source did not state it (or it is not finite).
+func sv(s *schema.Stat, name string) *float64 {
+	v, ok := s.Value(name)
+	if !ok {
+		return nil
+	}
+	return fp(v)
+}
+
 func fp(v float64) *float64 {
 	if !isFinite(v) {
 		return nil
@@ -317,8 +326,9 @@ func fillFidelity(row *schema.AtlasRow, p *schema.Point) {
 	}
 }
 
-// unstated clears the latency statistics an aggregate-only import left at zero: its file did
-// not state them (SGLang has no TTFT p90, for one), and no measured latency is 0 ms.
+// unstated clears the latency statistics an aggregate-only import states as 0: a tool writes
+// 0 for a metric without samples (vLLM's TPOT when no request had two tokens), and no measured
+// latency is 0 ms. Statistics the file does not state at all are null in point.json already.
 func unstated(row *schema.AtlasRow) {
 	for _, p := range []**float64{&row.TTFTAvgMs, &row.TTFTP50Ms, &row.TTFTP90Ms, &row.TTFTP95Ms, &row.TTFTP99Ms, &row.TTFOAvgMs,
 		&row.ITLAvgMs, &row.ITLP50Ms, &row.ITLP99Ms, &row.RequestLatencyAvgMs, &row.RequestLatencyP50Ms, &row.RequestLatencyP99Ms} {

@@ -201,6 +201,22 @@ func TestNormalizeNonFiniteStaysNull(t *testing.T) {
 	}
 }
 
+// A statistic the point does not state (an import's file lacked it) is null in the row, while
+// the stated ones beside it are kept — whether or not the point is an import.
+func TestNormalizeUnstatedStaysNull(t *testing.T) {
+	p := okPoint("c", 1)
+	p.TTFT.Unstate("p90", "p95")
+	p.ITL.Unstate("p99")
+	rows, _ := Normalize("camp", testCell("c", 1), []schema.Point{p}, nil, nil)
+	r := rows[0]
+	if r.TTFTP90Ms != nil || r.TTFTP95Ms != nil || r.ITLP99Ms != nil {
+		t.Errorf("unstated statistics leaked: ttft p90 %v p95 %v, itl p99 %v", deref(r.TTFTP90Ms), deref(r.TTFTP95Ms), deref(r.ITLP99Ms))
+	}
+	if deref(r.TTFTP50Ms) != 90.0 || deref(r.TTFTP99Ms) != 200.0 || deref(r.ITLAvgMs) != 20.0 || !r.PlotReady {
+		t.Errorf("stated statistics lost: ttft p50 %v p99 %v, itl avg %v, plot-ready %v", deref(r.TTFTP50Ms), deref(r.TTFTP99Ms), deref(r.ITLAvgMs), r.PlotReady)
+	}
+}
+
 func deref(p *float64) any {
 	if p == nil {
 		return nil

@@ -54,6 +54,7 @@ var (
 // ending in _s or _us (a wrong unit) is an error.
 func (d *serveDoc) aggStats(count int) (map[string]*schema.Stat, error) {
 	out := map[string]*schema.Stat{}
+	stated := map[string]map[string]bool{} // metric → the statistics the file states
 	for k, raw := range d.keys {
 		if m := wrongUnitKey.FindStringSubmatch(k); m != nil {
 			return nil, d.pos(k, fmt.Sprintf("unit %q: this format writes latency statistics in ms (*_ms)", m[3]))
@@ -76,41 +77,52 @@ func (d *serveDoc) aggStats(count int) (map[string]*schema.Stat, error) {
 		st := out[name]
 		if st == nil {
 			st = &schema.Stat{Unit: stats.UnitMs, Count: count}
-			out[name] = st
+			out[name], stated[name] = st, map[string]bool{}
 		}
+		set := func(dst *float64, stat string) { *dst, stated[name][stat] = v, true }
 		switch m[1] {
 		case "mean":
-			st.Avg = v
+			set(&st.Avg, "avg")
 		case "median":
-			st.P50 = v
+			set(&st.P50, "p50")
 		case "std":
-			st.Std = v
+			set(&st.Std, "std")
 		default:
 			q, _ := strconv.ParseFloat(m[1][1:], 64)
 			switch q {
 			case 1:
-				st.P1 = v
+				set(&st.P1, "p1")
 			case 5:
-				st.P5 = v
+				set(&st.P5, "p5")
 			case 10:
-				st.P10 = v
+				set(&st.P10, "p10")
 			case 25:
-				st.P25 = v
+				set(&st.P25, "p25")
 			case 50:
-				st.P50 = v
+				set(&st.P50, "p50")
 			case 75:
-				st.P75 = v
+				set(&st.P75, "p75")
 			case 90:
-				st.P90 = v
+				set(&st.P90, "p90")
 			case 95:
-				st.P95 = v
+				set(&st.P95, "p95")
 			case 99:
-				st.P99 = v
+				set(&st.P99, "p99")
+			}
+		}
+	}
+	for name, st := range out { // what the file does not state is null, not 0
+		for _, stat := range statNames {
+			if !stated[name][stat] {
+				st.Unstate(stat)
 			}
 		}
 	}
 	return out, nil
 }
+
+// statNames are the statistics of a schema.Stat, by JSON name.
+var statNames = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
 // aggregatePoint builds the point a serve result states, without per-request arrays.
 func (d *serveDoc) aggregatePoint() (schema.Point, error) {

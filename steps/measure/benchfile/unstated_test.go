@@ -1,0 +1,105 @@
+package benchfile
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+)
+
+// A statistic the file does not state is not zero: the point says so (Stated false) and its
+// point.json holds null. SGLang states mean/median/std/p99 of TTFT (no p90, min, max); a vLLM
+// aggregate-only result the percentiles of --metric-percentiles (50, 90, 99 here: no p95);
+// AIPerf drops min/max/std when null (here removed from time_to_first_token). A statistic
+// recomputed from per-request records is always stated.
+func TestUnstatedStatisticsAreNull(t *testing.T) {
+	dir := t.TempDir()
+	aggOnly := filepath.Join(dir, "aiperf")
+	agg := read(t, "testdata/aiperf/"+AIPerfAggregate)
+	i := strings.Index(agg, `"time_to_first_token"`)
+	j := i + strings.Index(agg[i:], "}")
+	ttft := agg[i:j]
+	for _, k := range []string{"min", "max", "std"} {
+		at := strings.Index(ttft, `"`+k+`"`)
+		if at < 0 {
+			t.Fatalf("sample time_to_first_token has no %s", k)
+		}
+		end := at + strings.IndexAny(ttft[at:], ",\n")
+		ttft = ttft[:at] + `"x_` + k + `"` + ttft[at+len(k)+2:end] + ttft[end:]
+	}
+	if err := os.MkdirAll(aggOnly, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(aggOnly, AIPerfAggregate), agg[:i]+ttft+agg[j:])
+	vllmAgg := filepath.Join(dir, "vllm.json")
+	writeFile(t, vllmAgg, strings.Replace(read(t, "testdata/vllm-result-c4.json"), `"start_times"`, `"start_times_dropped"`, 1))
+
+	cases := []struct {
+		name            string
+		read            func() (*Result, error)
+		stated, missing []string
+	}{
+		{"sglang", func() (*Result, error) { return ReadSGLang("testdata/sglang-bench_serving.jsonl", Expect{}, opts) },
+			[]string{"avg", "p50", "std", "p99"}, []string{"min", "max", "p1", "p90", "p95"}},
+		{"vllm aggregate", func() (*Result, error) { return ReadVLLM(vllmAgg, Expect{}, opts) },
+			[]string{"avg", "p50", "p90", "p99", "std"}, []string{"min", "max", "p95"}},
+		{"aiperf aggregate", func() (*Result, error) { return ReadAIPerf(aggOnly, Expect{}, opts) },
+			[]string{"avg", "p1", "p50", "p90", "p99"}, []string{"min", "max", "std"}},
+		{"aiperf per-request", func() (*Result, error) { return ReadAIPerf("testdata/aiperf", Expect{}, opts) },
+			[]string{"avg", "min", "max", "p1", "p90", "p95", "p99", "std"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := tc.read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ttft := r.Point.TTFT
+			for _, s := range tc.stated {
+				if v, ok := ttft.Value(s); !ok || v <= 0 {
+					t.Errorf("TTFT %s = %v (stated %v), want a stated positive value", s, v, ok)
+				}
+			}
+			for _, s := range tc.missing {
+				if ttft.Stated(s) {
+					t.Errorf("TTFT %s stated, the file does not state it (unstated: %v)", s, ttft.Unstated())
+				}
+			}
+			if len(tc.missing) == 0 && len(ttft.Unstated()) > 0 {
+				t.Errorf("recomputed TTFT leaves %v unstated", ttft.Unstated())
+			}
+			b, err := json.Marshal(r.Point)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw struct {
+				TTFT map[string]any `json:"ttft_ms"`
+			}
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.missing {
+				if v, ok := raw.TTFT[s]; !ok || v != nil {
+					t.Errorf("point.json ttft_ms.%s = %v, want null", s, v)
+				}
+			}
+			for _, s := range tc.stated {
+				if v, ok := raw.TTFT[s].(float64); !ok || v <= 0 {
+					t.Errorf("point.json ttft_ms.%s = %v, want the stated number", s, raw.TTFT[s])
+				}
+			}
+			var back schema.Point
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.missing {
+				if back.TTFT.Stated(s) {
+					t.Errorf("point.json read back states %s", s)
+				}
+			}
+		})
+	}
+}
