@@ -38,6 +38,12 @@ type Options struct {
 	// UserStamps stamps SSE messages when a read returns instead of with the kernel's
 	// receive time (Linux SO_TIMESTAMPNS, on sse.Now's time base), e.g. to compare the two.
 	UserStamps bool
+	// DeferCounts leaves a streamed record's o200k_base counts (and the usage checks that
+	// need them) to the caller's later CountTokens with the Result's texts: tokenizing is
+	// most of the client's CPU per token, and a load window then spends none on it (no
+	// think time in a closed loop, no CPU taken from the streams being read or from a
+	// server on the same machine).
+	DeferCounts bool
 }
 
 // Client streams chat completions. It is safe for concurrent use.
@@ -48,6 +54,8 @@ type Client struct {
 	now     func() int64
 	http    *http.Client
 	tr      *http.Transport
+	// deferCounts: see Options.DeferCounts.
+	deferCounts bool
 	// analysis bounds how many finished streams are parsed and tokenized at once, leaving
 	// at least one CPU to the streams still being read: the client's own work must not
 	// delay the stamps of other requests.
@@ -102,9 +110,12 @@ func New(o Options) (*Client, error) {
 		WriteBufferSize:       64 << 10,
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(o.BaseURL, "/"), "/v1")
-	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr, CheckRedirect: noRedirect},
+	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, deferCounts: o.DeferCounts,
 		analysis: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}, nil
 }
+
+// DefersCounts reports whether streamed records wait for CountTokens (Options.DeferCounts).
+func (c *Client) DefersCounts() bool { return c.deferCounts }
 
 // Close drops idle connections.
 func (c *Client) Close() { c.tr.CloseIdleConnections() }

@@ -225,13 +225,11 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		rec.UsageCached = a.usage.CachedTokens
 	}
 	rec.Timings = a.timings
-	rec.OutputTokens = countTokens(a.content)
-	rec.ReasoningTok = countTokens(a.reasoning)
-	<-c.analysis
-	if rec.UsageComplete != nil {
-		rec.UsageMismatch = Mismatch(rec.OutputTokens+rec.ReasoningTok, *rec.UsageComplete)
+	rec.Violations = violations(x, a, parent.Err() != nil)
+	if !c.deferCounts {
+		CountTokens(&rec, a.content, a.reasoning)
 	}
-	rec.Violations = violations(x, a, rec, parent.Err() != nil)
+	<-c.analysis
 	cleanEnd := x.readErr == nil || errors.Is(x.readErr, io.EOF) || (x.sawDone && x.drained)
 	switch {
 	case a.sseError != "":

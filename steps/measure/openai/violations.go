@@ -1,6 +1,10 @@
 package openai
 
-import "github.com/perfdag/perfdag/schema"
+import (
+	"slices"
+
+	"github.com/perfdag/perfdag/schema"
+)
 
 // Usage far off: the server's completion count and the o200k_base count of the text differ
 // by more than usageFarOffRatio of the o200k_base count and by more than usageFarOffMin
@@ -11,9 +15,10 @@ const (
 	usageFarOffMin   = 8
 )
 
-// violations lists the protocol violations one response showed, in a fixed order.
+// violations lists the protocol violations one response showed, in a fixed order; usage far
+// off the text, which needs the token counts, is added by CountTokens.
 // cancelled: the run ended while the stream was being drained, which is not the server's doing.
-func violations(x exchange, a analysis, rec schema.RequestRecord, cancelled bool) []string {
+func violations(x exchange, a analysis, cancelled bool) []string {
 	var v []string
 	if x.notStreamed {
 		v = append(v, schema.ViolationNotStreamed)
@@ -27,10 +32,20 @@ func violations(x exchange, a analysis, rec schema.RequestRecord, cancelled bool
 	if a.multiChoice {
 		v = append(v, schema.ViolationMultiChoice)
 	}
-	if usageFarOff(rec) {
-		v = append(v, schema.ViolationUsageFarOff)
-	}
 	return v
+}
+
+// CountTokens fills a record's o200k_base counts from the texts its Result carried (answer
+// and reasoning), and what depends on them: the usage mismatch and the usage_far_off
+// violation. Stream does this itself unless the client defers counts (Options.DeferCounts);
+// a second call changes nothing.
+func CountTokens(rec *schema.RequestRecord, content, reasoning string) {
+	rec.OutputTokens = countTokens(content)
+	rec.ReasoningTok = countTokens(reasoning)
+	rec.UsageMismatch = rec.UsageComplete != nil && Mismatch(rec.OutputTokens+rec.ReasoningTok, *rec.UsageComplete)
+	if usageFarOff(*rec) && !slices.Contains(rec.Violations, schema.ViolationUsageFarOff) {
+		rec.Violations = append(rec.Violations, schema.ViolationUsageFarOff)
+	}
 }
 
 // usageFarOff compares the server's usage with the o200k_base count of the streamed text:

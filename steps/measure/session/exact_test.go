@@ -208,10 +208,11 @@ func (exactSource) Prompt(i int) (workload.Prompt, error) {
 }
 func (exactSource) Len() int { return 0 }
 
-// exactSession is a session on the exact-timing server, as session.Open builds one.
+// exactSession is a session on the exact-timing server, as session.Open builds one (token
+// counts deferred to after the window).
 func exactSession(t testing.TB, base string) *Session {
 	t.Helper()
-	cl, err := openai.New(openai.Options{BaseURL: base, Timeout: 30 * time.Second})
+	cl, err := openai.New(openai.Options{BaseURL: base, Timeout: 30 * time.Second, DeferCounts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,6 +290,9 @@ func TestExactTimingNoConnectInsideTTFT(t *testing.T) {
 		windowStart = min(windowStart, r.StartNs)
 		if !r.ConnReused || r.ConnectNs != 0 || r.Retried {
 			t.Errorf("request %d: reused %v connect_ns %d retried %v: it paid a connect inside the window", r.Index, r.ConnReused, r.ConnectNs, r.Retried)
+		}
+		if r.OutputTokens != 4 || r.UsageMismatch { // counted after the window
+			t.Errorf("request %d: %d output tokens (mismatch %v), want the 4 the server sent", r.Index, r.OutputTokens, r.UsageMismatch)
 		}
 	}
 	if len(tr.Conns) != c {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/perfdag/perfdag/engine/plural"
@@ -51,7 +52,7 @@ func Open(ctx context.Context, t *engine.Task, w schema.Workload, salt string) (
 	if t.Endpoint.TimeoutS > 0 {
 		timeout = time.Duration(t.Endpoint.TimeoutS * float64(time.Second))
 	}
-	client, err := openai.New(openai.Options{BaseURL: res.BaseURL, APIKey: endpoint.APIKey(t.Endpoint), Timeout: timeout})
+	client, err := openai.New(openai.Options{BaseURL: res.BaseURL, APIKey: endpoint.APIKey(t.Endpoint), Timeout: timeout, DeferCounts: true})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s: %w", t.EndpointKey, err)
 	}
@@ -74,12 +75,14 @@ func Salt(t *engine.Task, phase string, concurrency int) string {
 
 // Send streams request i of phase and returns its record.
 func (s *Session) Send(ctx context.Context, phase string, i int) schema.RequestRecord {
-	return s.send(ctx, phase, 1, i)
+	return s.send(ctx, phase, 1, i, nil)
 }
 
 // send streams request i of phase sent at concurrency (which only a deterministic simulator
-// reads: its virtual clock places the request in the closed loop).
-func (s *Session) send(ctx context.Context, phase string, concurrency, i int) schema.RequestRecord {
+// reads: its virtual clock places the request in the closed loop). A client that defers
+// token counts leaves the texts in pending for a count after the window; with pending nil
+// they are counted now.
+func (s *Session) send(ctx context.Context, phase string, concurrency, i int, pending *texts) schema.RequestRecord {
 	p, err := s.Source.Prompt(i)
 	if err != nil {
 		return failed(i, phase, err)
@@ -91,7 +94,36 @@ func (s *Session) send(ctx context.Context, phase string, concurrency, i int) sc
 	if s.Endpoint.Virtual != nil {
 		return s.Endpoint.Virtual(s.cell, phase, concurrency, i, p.InputTokens, p.OutputTokens)
 	}
-	return s.Client.Stream(ctx, openai.Request{Index: i, Phase: phase, Body: body, InputTokens: p.InputTokens, RequestedOut: p.OutputTokens}).Record
+	res := s.Client.Stream(ctx, openai.Request{Index: i, Phase: phase, Body: body, InputTokens: p.InputTokens, RequestedOut: p.OutputTokens})
+	if s.Client.DefersCounts() {
+		if pending == nil {
+			openai.CountTokens(&res.Record, res.Content, res.Reasoning)
+		} else {
+			pending.put(i, res)
+		}
+	}
+	return res.Record
+}
+
+// texts keeps the answer and reasoning of a window's requests until their tokens are counted.
+type texts struct {
+	mu sync.Mutex
+	by map[int][2]string
+}
+
+func (t *texts) put(i int, res openai.Result) {
+	t.mu.Lock()
+	t.by[i] = [2]string{res.Content, res.Reasoning}
+	t.mu.Unlock()
+}
+
+// count fills the records' token counts from the kept texts.
+func (t *texts) count(recs []schema.RequestRecord) {
+	for k := range recs {
+		if tx, ok := t.by[recs[k].Index]; ok {
+			openai.CountTokens(&recs[k], tx[0], tx[1])
+		}
+	}
 }
 
 func failed(i int, phase string, err error) schema.RequestRecord {
@@ -102,15 +134,24 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // Load runs one point's load and returns its records in index order. It first opens the
 // point's concurrency worth of connections (closed loop: C; open loop: the in-flight cap),
 // so no request of the window pays a connect inside its TTFT; Warmed then tells what those
-// connects cost.
+// connects cost. The records' o200k_base token counts are made after the window (see
+// openai.Options.DeferCounts).
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
 		s.warmed = s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
 	}
-	return loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
-		return s.send(ctx, phase, cfg.Concurrency, i)
+	var pending *texts
+	if s.Endpoint.Virtual == nil && s.Client.DefersCounts() {
+		pending = &texts{by: map[int][2]string{}}
+	}
+	recs, err := loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
+		return s.send(ctx, phase, cfg.Concurrency, i, pending)
 	}, progress)
+	if pending != nil {
+		pending.count(recs) // after the window: it spent no CPU on tokenizing
+	}
+	return recs, err
 }
 
 // Warmed reports the connections the latest Load opened before its window.
