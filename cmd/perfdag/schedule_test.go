@@ -52,7 +52,7 @@ func TestScheduleSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	var started []string
-	for deadline := time.Now().Add(20 * time.Second); len(started) == 0; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); len(started) == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			t.Fatalf("the scheduled run never started\n%s", stderr.String())
@@ -71,9 +71,9 @@ func TestScheduleSIGTERM(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
 			t.Errorf("scheduler exit: %v, want status %d\n%s", err, ExitInterrupted, stderr.String())
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(time.Minute): // a hang bound; the machine may be loaded
 		_ = cmd.Process.Kill()
-		t.Fatalf("scheduler did not stop within 15 s of SIGTERM\n%s", stderr.String())
+		t.Fatalf("scheduler did not stop within a minute of SIGTERM\n%s", stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "continue it with 'perfdag resume "+dir+"'") {
 		t.Errorf("no resume hint in:\n%s", stderr.String())
@@ -147,7 +147,7 @@ func TestScheduleSIGKILLRecordsFailedRun(t *testing.T) {
 	}
 	log := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
 	var started []string
-	for deadline := time.Now().Add(20 * time.Second); len(started) == 0; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); len(started) == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()

@@ -115,7 +115,7 @@ func (r *fakeRunner) next(t *testing.T) *call {
 	select {
 	case c := <-r.calls:
 		return c
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a hang bound, not a speed limit: the machine may be loaded
 		t.Fatal("timed out waiting for a run to start")
 		return nil
 	}
@@ -134,7 +134,7 @@ func (e *events) observe(ev Event) { e.ch <- ev }
 // waitFor reads events until one with this action (and campaign, when set) arrives.
 func (e *events) waitFor(t *testing.T, action, campaign string) Event {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(time.Minute) // a hang bound: the machine may be loaded
 	for {
 		select {
 		case ev := <-e.ch:
@@ -201,7 +201,7 @@ func started(t *testing.T, s *Scheduler) (stop func()) {
 			if err != nil {
 				t.Errorf("Run: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // a hang bound, not a speed limit: the machine may be loaded
 			t.Fatal("scheduler did not stop after cancel")
 		}
 	}
