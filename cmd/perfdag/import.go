@@ -32,8 +32,9 @@ lake rows, baselines), each row marked with its source tool and version.
 
 Each PATH is one concurrency point: an AIPerf artifact directory (profile_export_aiperf.json
 and profile_export.jsonl), a vLLM 'bench serve --save-result' JSON file, or an SGLang
-bench_serving JSONL file (its last line). --format auto (the default) recognises each from
-its content. Several PATHs make one cell sweeping their concurrencies.
+bench_serving JSONL file. --format auto (the default) recognises each from its content.
+Several PATHs make one cell sweeping their concurrencies; so does one SGLang JSONL (or vLLM
+--append-result file) holding several runs: one point per run.
 
 The cell's identity names what the files measured: --model defaults to the model the files
 state, --engine to vllm or sglang for their bench outputs; the rest (--hardware, --quant,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
@@ -103,4 +104,42 @@ func Locate(format, path string) (string, error) {
 		return "", &Error{File: path, Field: "(directory)", Msg: format + " imports one result file, not a directory"}
 	}
 	return path, nil
+}
+
+// pickRun chooses the run an import reads from a file of several (SGLang appends one line per
+// run, vLLM --append-result one object per run): the last one at the expected concurrency, or
+// the last run when none matches (the concurrency check then names the mismatch).
+func pickRun(docs []*serveDoc, conc int) *serveDoc {
+	if conc > 0 {
+		for i := len(docs) - 1; i >= 0; i-- {
+			if c, ok, err := docs[i].num("max_concurrency", false); err == nil && ok && int(c) == conc {
+				return docs[i]
+			}
+		}
+	}
+	return docs[len(docs)-1]
+}
+
+// Runs lists the concurrencies of the runs a vLLM or SGLang result file holds, in file order,
+// each once (a concurrency run twice counts once: an import reads its last run); nil for
+// AIPerf, whose directory is always one run. A run without a max_concurrency is skipped.
+func Runs(format, path string) ([]int, error) {
+	if format != SourceVLLM && format != SourceSGLang {
+		return nil, nil
+	}
+	docs, err := readServeDocs(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, d := range docs {
+		c, ok, err := d.num("max_concurrency", false)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !slices.Contains(out, int(c)) {
+			out = append(out, int(c))
+		}
+	}
+	return out, nil
 }

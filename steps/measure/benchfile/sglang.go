@@ -4,14 +4,15 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
 
-// ReadSGLang reads a `sglang.bench_serving` JSONL file (the last line: one run appended per
-// line). Its aggregates are used as stated; the file carries no per-request timing.
+// ReadSGLang reads a `sglang.bench_serving` JSONL file (one run appended per line: the last
+// line at e.Concurrency, else the last line). Its aggregates are used as stated; the file
+// carries no per-request timing.
 func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 	docs, err := readServeDocs(file)
 	if err != nil {
 		return nil, err
 	}
-	d := docs[len(docs)-1]
+	d := pickRun(docs, e.Concurrency)
 	if _, ok := d.keys["model_id"]; ok {
 		return nil, d.pos("model_id", "this is a vLLM bench serve result (import it as vllm-bench)")
 	}

@@ -2,6 +2,7 @@ package benchfile
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,37 @@ func TestUnstatedStatisticsAreNull(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A file of several runs (SGLang appends a line per run; vLLM --append-result an object per
+// run) is read at the run of the expected concurrency: the variant-ab sglang lines c1, c8, c32
+// give 16/30, 16/4.6 and 64/5.2 req/s. Without an expected concurrency the last run is read;
+// with one no run has, the concurrency check names the last run's line.
+func TestSeveralRuns(t *testing.T) {
+	var all string
+	for _, c := range []string{"1", "8", "32"} {
+		all += read(t, "../../../testdata/imports/variant-ab/sglang/bench_serving_c"+c+".jsonl")
+	}
+	f := filepath.Join(t.TempDir(), "sweep.jsonl")
+	writeFile(t, f, all)
+	runs, err := Runs(SourceSGLang, f)
+	if err != nil || len(runs) != 3 || runs[0] != 1 || runs[1] != 8 || runs[2] != 32 {
+		t.Fatalf("Runs = %v, %v", runs, err)
+	}
+	for c, rps := range map[int]float64{1: 16 / 30.0, 8: 16 / 4.6, 32: 64 / 5.2, 0: 64 / 5.2} {
+		r, err := ReadSGLang(f, Expect{Concurrency: c}, opts)
+		if err != nil {
+			t.Fatalf("c%d: %v", c, err)
+		}
+		near(t, "request throughput", r.Point.RequestThroughput, rps)
+	}
+	_, err = ReadSGLang(f, Expect{Concurrency: 4}, opts)
+	var be *Error
+	if !errors.As(err, &be) || be.Line != 3 || be.Field != "max_concurrency" {
+		t.Errorf("c4 from a c1/c8/c32 file: %v, want line 3 max_concurrency", err)
+	}
+	if runs, err := Runs(SourceAIPerf, "testdata/aiperf"); err != nil || runs != nil {
+		t.Errorf("AIPerf runs %v %v, want none listed", runs, err)
 	}
 }

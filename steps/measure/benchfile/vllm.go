@@ -173,14 +173,14 @@ func (d *serveDoc) aggregatePoint() (schema.Point, error) {
 	return p, nil
 }
 
-// ReadVLLM reads a `vllm bench serve --save-result` JSON file (the last object when it
-// was written with --append-result).
+// ReadVLLM reads a `vllm bench serve --save-result` JSON file (with --append-result, one
+// object per run: the last one at e.Concurrency, else the last one).
 func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
 	docs, err := readServeDocs(file)
 	if err != nil {
 		return nil, err
 	}
-	d := docs[len(docs)-1]
+	d := pickRun(docs, e.Concurrency)
 	if _, ok := d.keys["model_id"]; !ok {
 		if _, sg := d.keys["random_input_len"]; sg {
 			return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing: this looks like an SGLang bench_serving result (import it as sglang-bench)"}

@@ -80,15 +80,24 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 			return schema.Cell{}, nil, fmt.Errorf("import: %s is %s output, %s is %s: one cell imports one format (import them as two cells)", points[0].Path, cellFm, p, f)
 		}
 		cellFm = f
-		r, err := benchfile.Read(f, ip, benchfile.Expect{}, stats.Options{})
+		runs, err := benchfile.Runs(f, ip) // a JSONL of several runs is a sweep: one point each
 		if err != nil {
 			return schema.Cell{}, nil, err
 		}
-		if prev := seen[r.Concurrency]; prev != nil {
-			return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("concurrency %d is already imported from %s: a cell has one file per concurrency", r.Concurrency, prev.File))
+		if len(runs) < 2 {
+			runs = []int{0} // one run: read it whatever its concurrency
 		}
-		seen[r.Concurrency] = r
-		points = append(points, Point{Path: ip, Result: r})
+		for _, c := range runs {
+			r, err := benchfile.Read(f, ip, benchfile.Expect{Concurrency: c}, stats.Options{})
+			if err != nil {
+				return schema.Cell{}, nil, err
+			}
+			if prev := seen[r.Concurrency]; prev != nil {
+				return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("concurrency %d is already imported from %s: a cell has one run per concurrency", r.Concurrency, prev.File))
+			}
+			seen[r.Concurrency] = r
+			points = append(points, Point{Path: ip, Result: r})
+		}
 	}
 	slices.SortFunc(points, func(a, b Point) int { return a.Result.Concurrency - b.Result.Concurrency })
 

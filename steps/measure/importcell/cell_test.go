@@ -103,3 +103,31 @@ func TestID(t *testing.T) {
 		}
 	}
 }
+
+// One SGLang JSONL of three runs is a cell sweeping their concurrencies, each point the same
+// file, each checked at its own run.
+func TestBuildSeveralRuns(t *testing.T) {
+	var all []byte
+	for _, c := range []string{"1", "8", "32"} {
+		b, err := os.ReadFile(filepath.Join(bundle, "sglang", "bench_serving_c"+c+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "sweep.jsonl")
+	if err := os.WriteFile(f, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, pts, err := Build([]string{f}, Options{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Concurrencies) != 3 || c.Concurrencies[2] != 32 || len(c.Import.Points) != 3 || c.Import.Points[1] != (schema.ImportPoint{Concurrency: 8, Path: "sweep.jsonl"}) {
+		t.Errorf("cell %v %+v", c.Concurrencies, c.Import.Points)
+	}
+	if len(pts) != 3 || pts[1].Result.Point.RequestCount != 16 || pts[2].Result.Point.RequestCount != 64 {
+		t.Errorf("points read at the wrong runs: %+v", pts)
+	}
+}
