@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-	"unsafe"
 )
 
 // Message is one dispatched server-sent event.
@@ -74,18 +73,7 @@ type Reader struct {
 	hasRetry  bool
 	scanStart int // bytes of buf[start:end] already searched for a line end
 	empties   int // consecutive reads that returned no bytes and no error
-	// arena holds the data of dispatched messages, appended one after the other; each
-	// Message.Data is a string over its bytes. A stream of hundreds of small messages then
-	// costs a few allocations, not one per message. Bytes handed out are never written
-	// again (a full arena is replaced, not reused), so those strings stay immutable.
-	arena []byte
 }
-
-// Arena sizes: the first, and the largest one grown to (a bigger message gets its own).
-const (
-	minArena = 1 << 10
-	maxArena = 64 << 10
-)
 
 // NewReader returns a Reader over src stamping reads with now (nil means Now). now is
 // called once per read that delivered bytes, right after it returns; a caller that knows
@@ -344,20 +332,7 @@ func (r *Reader) dispatch() (Message, bool) {
 	if !hasData {
 		return Message{}, false
 	}
-	return Message{Event: event, Data: r.text(data), ID: r.lastID, TimeNs: ns}, true
-}
-
-// text copies b into the arena and returns it as a string.
-func (r *Reader) text(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if cap(r.arena)-len(r.arena) < len(b) {
-		r.arena = make([]byte, 0, max(min(2*cap(r.arena), maxArena), minArena, len(b)))
-	}
-	start := len(r.arena)
-	r.arena = append(r.arena, b...)
-	return unsafe.String(&r.arena[start], len(b))
+	return Message{Event: event, Data: string(data), ID: r.lastID, TimeNs: ns}, true
 }
 
 // digits parses a non-empty run of ASCII digits.

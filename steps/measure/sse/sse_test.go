@@ -313,20 +313,20 @@ func BenchmarkReader(b *testing.B) {
 }
 
 // TestMessagesKeepTheirData: every message's Data stays as read while the reader goes on
-// (messages share arenas), across small, arena-sized and larger messages.
+// reusing its buffers, across small and large messages.
 func TestMessagesKeepTheirData(t *testing.T) {
 	var in strings.Builder
 	var want []string
 	for i := range 3000 {
 		d := strings.Repeat(string(rune('a'+i%26)), 1+(i*37)%300)
 		if i%500 == 0 {
-			d = strings.Repeat("x", maxArena+i)
+			d = strings.Repeat("x", 64<<10+i)
 		}
 		want = append(want, d)
 		in.WriteString("data: " + d + "\n\n")
 	}
 	r := NewReader(split(in.String()), counter())
-	r.SetMaxLine(2 * maxArena)
+	r.SetMaxLine(128 << 10)
 	var got []Message
 	for {
 		m, err := r.Next()
