@@ -18,7 +18,7 @@ import (
 // Every shipped pipeline validates, and says at its top what it is for and how to run it.
 func TestPipelinesValidate(t *testing.T) {
 	files, _ := filepath.Glob("../../pipelines/*.yaml")
-	want := map[string]bool{"quickstart.yaml": true, "aa-shapes.yaml": true, "roofline.yaml": true, "champion-ab.yaml": true, "nightly-sweep.yaml": true, "imports.yaml": true}
+	want := map[string]bool{"quickstart.yaml": true, "aa-shapes.yaml": true, "roofline.yaml": true, "champion-ab.yaml": true, "nightly-sweep.yaml": true, "imports.yaml": true, "variant-ab.yaml": true}
 	reg, err := steps.Registry()
 	if err != nil {
 		t.Fatal(err)

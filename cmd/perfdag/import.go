@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +51,8 @@ arm's outputs, engine-tagged by its name (vllm, sglang-0.4, ...) or by a bundle.
 ARM-sweep tagged arm: and engine:, so champion-select picks the winner.
 
 --into FILE appends the cell(s) to FILE's cells: list, keeping the rest of the file as it is,
-after validating the result (paths are written relative to FILE). Without --into, or with
+after validating the result (paths are written relative to FILE); a FILE that does not exist
+is created as a campaign of imported cells (no endpoint needed). Without --into, or with
 --print, the cells are printed as YAML instead (--json: as JSON).
 
 Exit status: 0 on success, 1 when an output file is unreadable or does not match its cell,
@@ -129,7 +132,11 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 // valid campaign.
 func (a *app) appendCells(path string, cells []schema.Cell) error {
 	src, err := load.ReadSource(path)
-	if err != nil {
+	created := false
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		src, created = importcell.NewCampaign(path), true
+	case err != nil:
 		return exitf(ExitUsage, "--into %s: %v", path, err)
 	}
 	out, err := importcell.Append(src, path, cells)
@@ -143,16 +150,25 @@ func (a *app) appendCells(path string, cells []schema.Cell) error {
 		}
 		return exit(ExitInvalid, err)
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
+	perm := fs.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
 	}
-	if err := os.WriteFile(path, out, st.Mode().Perm()); err != nil {
+	if created {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+	}
+	if err := os.WriteFile(path, out, perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if created {
+		fmt.Fprintf(a.stdout, "%s: created campaign %s\n", path, importcell.ID(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
 	}
 	for _, c := range cells {
 		fmt.Fprintf(a.stdout, "%s: added cell %s (%s, concurrencies %s)\n", path, c.ID, c.Import.Format, jsonInts(c.Concurrencies))
 	}
+	fmt.Fprintf(a.stdout, "next: perfdag run %s (into an existing --out DIR, only the new cells and what reads them run)\n", path)
 	return nil
 }
 

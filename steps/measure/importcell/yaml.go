@@ -3,6 +3,7 @@ package importcell
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -158,4 +159,11 @@ func Append(src []byte, file string, cells []schema.Cell) ([]byte, error) {
 		out.Write(items)
 	}
 	return []byte(out.String()), nil
+}
+
+// NewCampaign is the text of a new campaign file for imported cells only, named after the
+// file (no endpoints: imported points were measured elsewhere). Append adds its cells.
+func NewCampaign(file string) []byte {
+	slug := ID(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	return []byte("# " + slug + " — results imported with perfdag import\nversion: 1\ncampaign: " + slug + "\ncells:\n")
 }
