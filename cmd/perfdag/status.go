@@ -38,17 +38,24 @@ type campaignStatus struct {
 	Running  bool           `json:"running"`
 	Counts   map[string]int `json:"counts"`
 	Nodes    []nodeStatus   `json:"nodes"`
+	outcome  string         // how the run that left the directory so ended (run.State.Outcome)
+	deciding []string       // the nodes that decided it
 }
 
 func (a *app) statusCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, check bool
 	cmd := &cobra.Command{
 		Use:   "status DIR",
 		Short: "Show every node's state, timing, reuse and gate verdicts",
 		Long: `Status reads a campaign directory — its frozen config, checkpoints and events.jsonl —
 and shows every node of the plan: its state (succeeded, failed, interrupted, running,
 crashed, pending, skipped), when it ran and for how long, whether the latest run ran it or
-reused its checkpoint (and why), and its gate verdicts. It never writes anything.`,
+reused its checkpoint (and why), and its gate verdicts. It never writes anything.
+
+--check also exits as the run that left the directory so would have: 1 when a node failed or
+never finished, 4 when a fail-severity gate stands or a step refused, else 0. It is the last
+task of an exported Argo workflow, whose slices finish with exit 0 whatever their steps did
+(their dependents must see failures and verdicts as one run's would).`,
 		Example: `  perfdag status campaigns/20261202T130455Z-quickstart
   perfdag status --json DIR | jq '.nodes[] | select(.state != "succeeded")'`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -58,13 +65,18 @@ reused its checkpoint (and why), and its gate verdicts. It never writes anything
 				return exit(ExitUsage, err)
 			}
 			if asJSON {
-				return writeJSON(a.stdout, st)
+				err = writeJSON(a.stdout, st)
+			} else {
+				printStatus(a, st)
 			}
-			printStatus(a, st)
-			return nil
+			if err != nil || !check {
+				return err
+			}
+			return statusExit(st)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	cmd.Flags().BoolVar(&check, "check", false, "exit 1 (a node failed or never finished) or 4 (a fail gate stands) as the run would have")
 	return cmd
 }
 
@@ -97,6 +109,7 @@ func (a *app) readStatus(dir string) (*campaignStatus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s against its campaign file: %w", dir, err)
 	}
+	st.outcome, st.deciding = in.State.Outcome()
 	for _, n := range in.State.Nodes {
 		ns := nodeStatus{Node: n.Node, Kind: n.Kind, State: n.State, Gates: n.Verdicts}
 		if n.State == run.StateNeverRan {
@@ -187,4 +200,25 @@ func printStatus(a *app, st *campaignStatus) {
 			}
 		}
 	}
+}
+
+// statusExit is --check's exit: the code of the run that left the directory as it is.
+func statusExit(st *campaignStatus) error {
+	nodes := strings.Join(limitList(st.deciding, 3), ", ")
+	switch st.outcome {
+	case run.OutPending:
+		return exitf(ExitFailed, "%d node(s) never finished: %s (continue with 'perfdag resume %s')", len(st.deciding), nodes, st.Dir)
+	case run.OutFailed:
+		return exitf(ExitFailed, "%d step(s) failed: %s", len(st.deciding), nodes)
+	case run.OutGateFailed:
+		return exitf(ExitRefused, "%d step(s) did not pass a fail gate: %s", len(st.deciding), nodes)
+	}
+	return nil
+}
+
+func limitList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
 }

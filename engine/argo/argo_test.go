@@ -149,8 +149,9 @@ func TestEndpointMutex(t *testing.T) {
 // Tasks are slices: one per cell, one per campaign-scope node. A cell slice that loads an
 // endpoint holds its endpoints' mutexes (endpoints on one server share one) and not the
 // directory's — cell slices share the directory; campaign-scope slices hold the directory's.
-// Every task runs `perfdag run --slice`. API keys come from the Secret by reference, one env
-// var per distinct api_key_env, never inline.
+// Every slice's task runs `perfdag run --slice`; the last task, after every slice nothing
+// else waits for, runs `perfdag status --check`. API keys come from the Secret by reference,
+// one env var per distinct api_key_env, never inline.
 func TestSlicesMutexesAndSecrets(t *testing.T) {
 	src := twoEndpoints("")
 	d := manifest(t, src, Options{Secret: "bench-keys"})
@@ -179,6 +180,7 @@ func TestSlicesMutexesAndSecrets(t *testing.T) {
 		"aggregate": {deps: []string{"cell-a", "cell-b", "cell-c", "cell-d"}, locks: []string{dirMutex}},
 		"render":    {deps: []string{"aggregate"}, locks: []string{dirMutex}},
 		"publish":   {deps: []string{"render"}, locks: []string{dirMutex}},
+		OutcomeTask: {deps: []string{"publish"}}, // every slice nothing else waits for
 	}
 	if len(dag.Tasks) != len(want) {
 		t.Fatalf("%d tasks, want %d: %+v", len(dag.Tasks), len(want), dag.Tasks)
@@ -199,6 +201,12 @@ func TestSlicesMutexesAndSecrets(t *testing.T) {
 		}
 		if !slices.Equal(locks, w.locks) {
 			t.Errorf("%s (template %s) holds %v, want %v", task.Name, tp.Name, locks, w.locks)
+		}
+		if task.Name == OutcomeTask {
+			if args := strings.Join(tp.Container.Args, " "); args != "status /campaigns/{{workflow.name}} --check" || tp.RetryStrategy != nil || len(tp.Container.Env) > 0 {
+				t.Errorf("the last task runs %q (retry %+v, env %+v)", args, tp.RetryStrategy, tp.Container.Env)
+			}
+			continue
 		}
 		if len(task.Arguments.Parameters) != 1 || task.Arguments.Parameters[0].Name != "only" {
 			t.Fatalf("%s arguments %+v", task.Name, task.Arguments)
@@ -240,7 +248,7 @@ func TestRetryStrategy(t *testing.T) {
 	}{{0, "2"}, {1, "1"}, {6, "6"}, {-1, ""}} {
 		wf := workflowSpec(t, manifest(t, twoEndpoints(""), Options{Retries: c.retries}))
 		for _, tp := range wf.Templates {
-			if tp.Container == nil {
+			if tp.Container == nil || tp.Name == OutcomeTask {
 				if tp.RetryStrategy != nil {
 					t.Errorf("retries %d: DAG template %s has a retryStrategy", c.retries, tp.Name)
 				}
@@ -301,7 +309,7 @@ pipeline:
 	wf := workflowSpec(t, manifest(t, src, Options{}))
 	for _, tp := range wf.Templates {
 		switch tp.Name {
-		case "campaign":
+		case "campaign", OutcomeTask:
 		case "cell":
 			if tp.Synchronization != nil {
 				t.Errorf("cell template holds %+v", tp.Synchronization)
@@ -315,7 +323,7 @@ pipeline:
 		}
 	}
 	for _, task := range wf.Templates[0].DAG.Tasks {
-		if want := map[string]string{"cell-a": "cell", "cell-b": "cell", "agg": "analysis"}[task.Name]; task.Template != want {
+		if want := map[string]string{"cell-a": "cell", "cell-b": "cell", "agg": "analysis", OutcomeTask: OutcomeTask}[task.Name]; task.Template != want {
 			t.Errorf("task %s uses template %s, want %s", task.Name, task.Template, want)
 		}
 	}
@@ -343,7 +351,7 @@ func TestSecurityContextAndLakePassword(t *testing.T) {
 			t.Errorf("%q: securityContext %+v", c.lake, sc)
 		}
 		for _, tp := range wf.Templates {
-			if tp.Container == nil {
+			if tp.Container == nil || tp.Name == OutcomeTask {
 				continue
 			}
 			var names []string

@@ -181,6 +181,10 @@ type VolumeMount struct {
 // wait for the running one's, and the two runs' tasks interleave (see Caveats).
 var concurrency = map[string]string{"": "Forbid", "skip": "Forbid", "queue": "Allow", "replace": "Replace"}
 
+// OutcomeTask names the workflow's last task (and its template): `perfdag status --check`
+// on the campaign directory, failing the workflow when one run would have failed.
+const OutcomeTask = "campaign-outcome"
+
 // CaveatsAnnotation is the metadata annotation listing what the export could not map exactly.
 const CaveatsAnnotation = "perfdag.dev/export-caveats"
 
@@ -218,12 +222,33 @@ func Manifest(p *plan.Plan, o Options) (*Doc, error) {
 		Volumes:            []Volume{{Name: volumeName, PersistentVolumeClaim: &ClaimSource{ClaimName: o.PVC}}},
 	}
 	dag := &DAG{}
+	needed := map[string]bool{}
 	for _, s := range slices {
 		args := []Param{{Name: "only", Value: onlyArg(s.Nodes)}}
 		dag.Tasks = append(dag.Tasks, Task{Name: s.Name, Template: templateName(s), Dependencies: s.Deps, Arguments: Arguments{Parameters: args}})
+		for _, d := range s.Deps {
+			needed[d] = true
+		}
 	}
+	// The last task exits with the campaign's code: the slices succeed once they finished,
+	// whatever their steps did, so that their dependents run as in one run.
+	last := Task{Name: OutcomeTask, Template: OutcomeTask, Arguments: Arguments{Parameters: []Param{}}}
+	for _, s := range slices {
+		if !needed[s.Name] {
+			last.Dependencies = append(last.Dependencies, s.Name)
+		}
+		if s.Name == OutcomeTask {
+			return nil, fmt.Errorf("export: a step or cell is named %q, the name of the workflow's last task", OutcomeTask)
+		}
+	}
+	dag.Tasks = append(dag.Tasks, last)
 	wf.Templates = append(wf.Templates, Template{Name: "campaign", DAG: dag})
 	wf.Templates = append(wf.Templates, sliceTemplates(p, slices, o)...)
+	wf.Templates = append(wf.Templates, Template{Name: OutcomeTask, Container: &Container{
+		Image: o.Image, Command: []string{"/perfdag"},
+		Args:         []string{"status", path.Join(CampaignsMount, "{{workflow.name}}"), "--check"},
+		VolumeMounts: []VolumeMount{{Name: volumeName, MountPath: CampaignsMount}},
+	}})
 	meta := Metadata{Namespace: o.Namespace, Labels: map[string]string{
 		"app.kubernetes.io/managed-by": "perfdag",
 		"perfdag.dev/campaign":         name,

@@ -113,8 +113,10 @@ type RunOptions struct {
 	Force    []string
 	RunID    string
 	// Slice runs as one task of an exported workflow (needs Out): it waits for the directory
-	// instead of failing when another process holds it, and when the nodes Only names all
-	// belong to one cell it shares the directory with other cells' slices (see run.Options).
+	// instead of failing when another process holds it, when the nodes Only names all belong
+	// to one cell it shares the directory with other cells' slices (see run.Options), and
+	// once it finished it succeeds whatever its steps did (only an interrupted or broken
+	// slice fails, to be retried).
 	Slice   bool
 	Observe func(events.Event)
 	// Started is called once the directory is ready and locked, before any node runs.
@@ -198,7 +200,14 @@ func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o Run
 	if err := run.WriteSummary(dir, c.Spec().Campaign, sum); err != nil {
 		return &Outcome{Dir: dir, Summary: sum}, err
 	}
-	return &Outcome{Dir: dir, Summary: sum}, runError(dir, sum)
+	err = runError(dir, sum)
+	if o.Slice && !sum.Interrupted {
+		// A slice that finished exits 0 even when its steps failed or a fail gate stands: its
+		// dependents' tasks must still run, to block or tolerate those outcomes as one run
+		// would. The workflow's last task (status --check) exits with the campaign's code.
+		err = nil
+	}
+	return &Outcome{Dir: dir, Summary: sum}, err
 }
 
 // SliceCell is the cell every node the globs name belongs to, or "" when they name none, a

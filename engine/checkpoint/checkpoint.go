@@ -48,6 +48,7 @@ type Record struct {
 	Digest      string            `json:"digest,omitempty"`  // what downstream fingerprints read
 	Summary     string            `json:"summary,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	Refused     bool              `json:"refused,omitempty"` // failed by refusing (strict publish): a gate failure, not a broken step
 	Gates       []gate.Verdict    `json:"gates,omitempty"`
 	StartedAt   time.Time         `json:"started_at"`
 	EndedAt     time.Time         `json:"ended_at,omitzero"`

@@ -266,7 +266,7 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 		rec.Status, rec.Error = checkpoint.Interrupted, "interrupted by a signal"
 		res.Outcome, res.Reason = OutInterrupted, rec.Error
 	case errors.As(err, new(*engine.Refusal)):
-		rec.Status, rec.Error = checkpoint.Failed, err.Error()
+		rec.Status, rec.Error, rec.Refused = checkpoint.Failed, err.Error(), true
 		res.Outcome, res.Reason = OutGateFailed, err.Error()
 	case err != nil:
 		// A step that failed but still produced a result (a point whose every request
