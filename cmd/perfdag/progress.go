@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/perfdag/perfdag/engine/plural"
 
@@ -18,8 +19,9 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 )
 
-// progress shows a run live: on a terminal one updating line (done/total, what is running,
-// the running step's own progress); elsewhere one line per finished or failed node.
+// progress shows a run live: on a terminal one updating line (done/total, elapsed time, an
+// ETA once it means something, what is running, the running step's own progress), redrawn
+// every second; elsewhere one line per finished or failed node.
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -28,10 +30,45 @@ type progress struct {
 	finished int
 	running  map[string]string
 	last     int
+	start    time.Time
+	stop     chan struct{}
+	// The ETA's basis: each node's kind, the nodes not finished yet, and the seconds the
+	// nodes that executed took, by kind (reused and skipped nodes take no time).
+	kindOf  map[string]string
+	left    map[string]bool
+	secs    map[string][]float64
+	allSecs float64
+	ran     int
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, tty: isTerminal(w), total: total, running: map[string]string{}}
+// newProgress follows a run of the nodes in kindOf (node id → kind name).
+func newProgress(w io.Writer, kindOf map[string]string) *progress {
+	p := &progress{w: w, tty: isTerminal(w), total: len(kindOf), running: map[string]string{}, start: time.Now(), stop: make(chan struct{}),
+		kindOf: kindOf, left: map[string]bool{}, secs: map[string][]float64{}}
+	for n := range kindOf {
+		p.left[n] = true
+	}
+	if p.tty {
+		go p.tick()
+	}
+	return p
+}
+
+// tick redraws the live line every second, so the elapsed time moves while a long step
+// (prewarm, a slow point) reports nothing.
+func (p *progress) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.render()
+			p.mu.Unlock()
+		}
+	}
 }
 
 func (p *progress) observe(e events.Event) {
@@ -48,6 +85,13 @@ func (p *progress) observe(e events.Event) {
 	case events.NodeEnd, events.NodeReused, events.NodeSkipped:
 		delete(p.running, e.Node)
 		p.finished++
+		delete(p.left, e.Node)
+		if e.Type == events.NodeEnd && e.Seconds > 0 && e.Status != run.OutInterrupted {
+			k := p.kindOf[e.Node]
+			p.secs[k] = append(p.secs[k], e.Seconds)
+			p.allSecs += e.Seconds
+			p.ran++
+		}
 		if !p.tty && e.Type != events.NodeReused {
 			status := e.Status
 			if status == "" {
@@ -76,12 +120,26 @@ func (p *progress) clear() {
 }
 
 func (p *progress) render() {
+	line := p.line(time.Now())
+	if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 10 && len(line) > w-1 {
+		line = line[:w-1]
+	}
+	fmt.Fprint(p.w, "\r\x1b[K"+line)
+	p.last = len(line)
+}
+
+// line is the live line at now: "[5/32 0:42, ETA 2:10] run-shape[a/c4]: 3/8 done, 0 errors".
+func (p *progress) line(now time.Time) string {
 	var names []string
 	for n := range p.running {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	line := fmt.Sprintf("[%d/%d]", p.finished, p.total)
+	line := fmt.Sprintf("[%d/%d %s", p.finished, p.total, clock(now.Sub(p.start)))
+	if eta, ok := p.eta(); ok {
+		line += ", ETA " + clock(eta)
+	}
+	line += "]"
 	if len(names) > 0 {
 		line += " " + names[0]
 		if msg := p.running[names[0]]; msg != "" {
@@ -91,15 +149,52 @@ func (p *progress) render() {
 			line += fmt.Sprintf(" (+%d running)", len(names)-1)
 		}
 	}
-	if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 10 && len(line) > w-1 {
-		line = line[:w-1]
+	return line
+}
+
+// eta is what the nodes not finished yet would take, one after another: each at the mean
+// duration of its kind's executed nodes (a kind none of whose nodes ran yet at the mean of
+// all). It is known only once two nodes executed and at least half of the nodes left are of a
+// kind seen running, so one fast scrape does not promise a campaign of minutes in a second.
+func (p *progress) eta() (time.Duration, bool) {
+	if p.ran < 2 || len(p.left) == 0 {
+		return 0, false
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+line)
-	p.last = len(line)
+	total, known := 0.0, 0
+	for n := range p.left {
+		if d := p.secs[p.kindOf[n]]; len(d) > 0 {
+			total += sum(d) / float64(len(d))
+			known++
+		} else {
+			total += p.allSecs / float64(p.ran)
+		}
+	}
+	if 2*known < len(p.left) {
+		return 0, false
+	}
+	return time.Duration(total * float64(time.Second)), true
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// clock writes a duration as m:ss, or h:mm:ss from an hour.
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 // done ends the live line.
 func (p *progress) done() {
+	close(p.stop)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/run"
 )
@@ -53,5 +56,40 @@ func TestFirstFew(t *testing.T) {
 		if got := strings.Join(firstFew(tc.in, 5), " "); got != tc.want {
 			t.Errorf("firstFew(%v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestProgressLineETA: the live line shows the elapsed time always, and an ETA only once two
+// nodes executed and at least half of the nodes left are of a kind seen running; each left
+// node counts at its kind's mean duration (reused nodes take no time and are no basis).
+func TestProgressLineETA(t *testing.T) {
+	kinds := map[string]string{"r1": "run-shape", "a": "run-shape", "b": "run-shape", "s0": "scrape-spec", "s1": "scrape-spec",
+		"c": "run-shape", "d": "run-shape", "e": "run-shape", "agg": "aggregate", "render": "render"}
+	p := newProgress(io.Discard, kinds)
+	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	p.start = start
+	at := start.Add(42 * time.Second)
+	if got := p.line(at); got != "[0/10 0:42]" {
+		t.Errorf("before any node: %q", got)
+	}
+	p.observe(events.Event{Type: events.NodeReused, Node: "r1"})
+	p.observe(events.Event{Type: events.NodeEnd, Node: "s0", Status: run.OutRan, Seconds: 0.01})
+	p.observe(events.Event{Type: events.NodeEnd, Node: "s1", Status: run.OutRan, Seconds: 0.01})
+	p.observe(events.Event{Type: events.NodeStart, Node: "a"})
+	p.observe(events.Event{Type: events.Progress, Node: "a", Message: "3/8 done, 0 errors"})
+	if got := p.line(at); got != "[3/10 0:42] a: 3/8 done, 0 errors" {
+		t.Errorf("only fast scrapes ran: %q (no ETA: no node left is of a kind seen)", got)
+	}
+	p.observe(events.Event{Type: events.NodeEnd, Node: "a", Status: run.OutGateFailed, Seconds: 20})
+	p.observe(events.Event{Type: events.NodeEnd, Node: "b", Status: run.OutRan, Seconds: 40})
+	// left: c, d, e (run-shape, 30 s each) and aggregate, render (unseen: the mean of all four that ran, 15 s)
+	if got := p.line(at); got != "[5/10 0:42, ETA 2:00]" {
+		t.Errorf("two run-shapes ran: %q", got)
+	}
+	for _, n := range []string{"c", "d", "e", "agg", "render"} {
+		p.observe(events.Event{Type: events.NodeSkipped, Node: n})
+	}
+	if got := p.line(start.Add(2*time.Hour + 3*time.Second)); got != "[10/10 2:00:03]" {
+		t.Errorf("all done: %q (no ETA when nothing remains)", got)
 	}
 }

@@ -157,7 +157,11 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 	var prog *progress
 	o := campaign.RunOptions{Out: f.out, Root: f.root, Parallel: f.parallel, Only: f.globs(), Force: f.force, Slice: f.slice,
 		Started: func(dir string, c *campaign.Compiled) {
-			prog = newProgress(a.stderr, len(c.Plan.Nodes))
+			kinds := make(map[string]string, len(c.Plan.Nodes))
+			for _, n := range c.Plan.Nodes {
+				kinds[n.ID] = n.Step.Kind.Name
+			}
+			prog = newProgress(a.stderr, kinds)
 			fmt.Fprintf(a.stderr, "campaign %s → %s (%s)\n", c.Spec().Campaign, dir, plural.N(len(c.Plan.Nodes), "node"))
 		},
 		Observe: func(e events.Event) {
