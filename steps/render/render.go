@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
@@ -31,9 +33,9 @@ var Kind = engine.Kind{
 	Run: run,
 }
 
-// Result lists which pages had data, and passes the evidence on (strict-publish reads it).
+// Result counts the PDF's pages and lists the sections without data, and passes the evidence on (strict-publish reads it).
 type Result struct {
-	Pages        int                  `json:"pages"`
+	Pages        int                  `json:"pages"` // pages of the PDF as written
 	PagesMissing []string             `json:"pages_missing"`
 	Rows         int                  `json:"rows"`
 	Files        campaigndir.Evidence `json:"files"`
@@ -53,20 +55,20 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, fmt.Errorf("load the campaign's results: %w", err)
 	}
 	rel := campaigndir.Report()
-	if err := report.Render(ctx, in, campaigndir.Abs(t.Dir, rel)); err != nil {
+	pages, err := report.RenderPages(ctx, in, campaigndir.Abs(t.Dir, rel))
+	if err != nil {
 		return engine.Result{}, err
 	}
 	ev.Report = rel
-	res := &Result{Rows: len(in.Atlas), Files: ev}
+	res := &Result{Pages: pages, Rows: len(in.Atlas), Files: ev}
 	for _, p := range report.Contents(in) {
-		res.Pages++
 		if !p.HasData {
 			res.PagesMissing = append(res.PagesMissing, p.Title)
 		}
 	}
-	sum := fmt.Sprintf("%s: %d pages", rel, res.Pages)
+	sum := fmt.Sprintf("%s: %s", rel, plural.N(res.Pages, "page"))
 	if len(res.PagesMissing) > 0 {
-		sum += " (no data: " + strings.Join(res.PagesMissing, ", ") + ")"
+		sum += " (no data, one line each in the contents: " + strings.Join(res.PagesMissing, ", ") + ")"
 	}
 	return engine.Result{Value: res, Outputs: []string{rel}, Summary: sum}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/johnfercher/maroto/v2"
@@ -21,14 +23,35 @@ import (
 // Render writes the report of in to outPath as a PDF, atomically: a temp file in the same
 // directory, fsynced, then renamed, so a crash never leaves a half-written report behind.
 func Render(ctx context.Context, in Input, outPath string) error {
+	_, err := RenderPages(ctx, in, outPath)
+	return err
+}
+
+// RenderPages is Render, returning how many pages the PDF has (pages without data are not
+// pages: they are lines of the cover's contents; a long table's continuation is one).
+func RenderPages(ctx context.Context, in Input, outPath string) (int, error) {
 	b, err := Build(ctx, in)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := writeAtomic(outPath, b); err != nil {
-		return fmt.Errorf("write report %s: %w", outPath, err)
+		return 0, fmt.Errorf("write report %s: %w", outPath, err)
 	}
-	return nil
+	return PageCount(b), nil
+}
+
+// pagesCount is the page tree's count as gofpdf writes it: "/Type /Pages ... /Count N".
+var pagesCount = regexp.MustCompile(`/Type /Pages\s[^>]*?/Count (\d+)`)
+
+// PageCount reads how many pages a PDF this package wrote has (0 when it cannot tell): the
+// root page tree's /Count, which gofpdf writes uncompressed.
+func PageCount(pdf []byte) int {
+	m := pagesCount.FindSubmatch(pdf)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
 
 // Build renders the report of in to PDF bytes.
