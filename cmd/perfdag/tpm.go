@@ -27,7 +27,7 @@ directory is never changed: --out DIR2 writes the summary's JSON, CSV and Markdo
 
 For each group it reports a peak point (the highest output tok/s/GPU of the sweep: a warm
 best case, not a commitment) and an SLA point (the highest output tok/s/GPU among points
-meeting TTFT <= --ttft-sla-ms and TPOT <= --tpot-sla-ms: the customer-commitment number),
+meeting TTFT mean <= --ttft-sla-ms and TPOT mean <= --tpot-sla-ms: the customer-commitment number),
 each per GPU, per replica (tensor_parallel GPUs) and per node (--gpus-per-node GPUs), for
 output and for total (input + output) tokens, with $ per 1M tokens from the campaign's cost:
 block over the default $/GPU-hour table, and tokens per watt where DCGM captured power. A

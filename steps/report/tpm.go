@@ -49,7 +49,7 @@ func tpmCharts(v *view, art *artwork) []job {
 			Categories: cats,
 			Groups: []charts.BarGroup{
 				{Name: "peak (warm best case)", Color: charts.Color(0), Values: peak},
-				{Name: fmt.Sprintf("SLA point (mean TTFT <= %g ms, TPOT <= %g ms)", s.TTFTSLAMs, s.TPOTSLAMs), Color: charts.Color(1), Values: sla},
+				{Name: fmt.Sprintf("SLA point (TTFT mean <= %g ms, TPOT mean <= %g ms)", s.TTFTSLAMs, s.TPOTSLAMs), Color: charts.Color(1), Values: sla},
 			},
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(tpmChartH) * vg.Millimeter, FontSize: 7,
 		}
@@ -78,7 +78,7 @@ func tpmPage(d *doc, v *view, art *artwork) {
 	if v.device != "GPU" {
 		node = "" // a GPUs-per-node figure means nothing for a CPU or unknown device
 	}
-	d.para(v.dev(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with mean TTFT <= %g ms and mean TPOT <= %g ms (the customer-commitment number).%s $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
+	d.para(v.dev(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with TTFT mean <= %g ms and TPOT mean <= %g ms (the customer-commitment number).%s $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
 		s.TTFTSLAMs, s.TPOTSLAMs, node)), 7.5, fontstyle.Normal, &colorMuted)
 	d.images(tpmChartH, art.tpm)
 	cols := []tcol{

@@ -215,7 +215,7 @@ func (a *Accumulator) Summary() schema.TPMSummary {
 		case g.decodeTTFT == 0:
 			out.SLANote = "no row carries both TTFT and TPOT: no SLA point"
 		default:
-			out.SLANote = fmt.Sprintf("no row meets TTFT <= %g ms and TPOT <= %g ms", a.cfg.TTFTSLAMs, a.cfg.TPOTSLAMs)
+			out.SLANote = fmt.Sprintf("no row meets TTFT mean <= %g ms and TPOT mean <= %g ms", a.cfg.TTFTSLAMs, a.cfg.TPOTSLAMs)
 		}
 		s.Groups = append(s.Groups, out)
 	}
@@ -276,11 +276,14 @@ func compareKeys(a, b schema.TPMGroupKey) int {
 		cmp.Compare(fmt.Sprint(a.MTP), fmt.Sprint(b.MTP)), cmp.Compare(a.Shape, b.Shape))
 }
 
-// Caveat is the header every TPM surface carries (server/AGENTS.md methodology hygiene).
+// Caveat is the header every TPM surface carries (server/AGENTS.md methodology hygiene). It
+// names the statistic (the SLA compares means, as the TPM rows carry them) and counts devices,
+// not GPUs: a CPU or unknown accelerator reads it as rightly as a GPU.
 func Caveat(cfg Config) string {
 	return fmt.Sprintf("Caveat: peak TPM is the best point of the sweep, a warm-cache best case unless the row says cold, "+
-		"measured at that row's ISL/OSL; it is not a capacity commitment. The SLA point (TTFT <= %g ms, TPOT <= %g ms) is the "+
-		"customer-commitment number. Per replica = tensor_parallel GPUs; per node = %d GPUs.", cfg.TTFTSLAMs, cfg.TPOTSLAMs, cfg.GPUsPerNode)
+		"measured at that row's ISL/OSL; it is not a capacity commitment. The SLA point (TTFT mean <= %g ms, TPOT mean <= %g ms) is the "+
+		"customer-commitment number. Per replica = the tensor_parallel devices serving one copy; per node = %d devices (tpm.gpus_per_node).",
+		cfg.TTFTSLAMs, cfg.TPOTSLAMs, cfg.GPUsPerNode)
 }
 
 // Summarize is the in-memory form: fold rows into a summary.

@@ -116,7 +116,7 @@ func TestSLAPointSelection(t *testing.T) {
 	}{
 		{"defaults", ConfigFor(nil), 64, 8, ""},
 		{"looser TPOT", ConfigFor(&schema.Campaign{TPM: &schema.TPM{TPOTSLAMs: 60}}), 64, 32, ""},
-		{"nothing meets", ConfigFor(&schema.Campaign{TPM: &schema.TPM{TTFTSLAMs: 100}}), 64, 0, "no row meets TTFT <= 100 ms"},
+		{"nothing meets", ConfigFor(&schema.Campaign{TPM: &schema.TPM{TTFTSLAMs: 100}}), 64, 0, "no row meets TTFT mean <= 100 ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,5 +267,19 @@ func TestGroupThousands(t *testing.T) {
 		if got := group(&tt.v, tt.d); got != tt.want {
 			t.Errorf("group(%v) = %q, want %q", tt.v, got, tt.want)
 		}
+	}
+}
+
+// TestCaveatWording: the caveat names the statistic the SLA compares (the mean) and counts
+// devices, never GPUs, so it reads right for a CPU or unknown accelerator.
+func TestCaveatWording(t *testing.T) {
+	c := Caveat(ConfigFor(&schema.Campaign{TPM: &schema.TPM{TTFTSLAMs: 500, TPOTSLAMs: 40, GPUsPerNode: 4}}))
+	for _, want := range []string{"TTFT mean <= 500 ms", "TPOT mean <= 40 ms", "per node = 4 devices"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("caveat lacks %q: %s", want, c)
+		}
+	}
+	if strings.Contains(c, "GPU") {
+		t.Errorf("caveat names GPUs: %s", c)
 	}
 }

@@ -114,7 +114,7 @@ func Markdown(s schema.TPMSummary) string {
 		return b.String()
 	}
 	b.WriteString("## Tokens per minute\n\n")
-	b.WriteString("| model | hardware | quant | TP | strategy | MTP | shape | point | cell @ c | cache | ISL/OSL | TTFT ms | TPOT ms | out TPM/GPU | out TPM/replica | out TPM/node | total TPM/GPU | total TPM/replica | total TPM/node |\n")
+	b.WriteString("| model | hardware | quant | TP | strategy | MTP | shape | point | cell @ c | cache | ISL/OSL | TTFT mean (ms) | TPOT mean (ms) | out TPM/GPU | out TPM/replica | out TPM/node | total TPM/GPU | total TPM/replica | total TPM/node |\n")
 	b.WriteString("|---|---|---|--:|---|---|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, g := range s.Groups {
 		for _, t := range []*schema.TPMRow{&g.Peak, g.SLA} {
