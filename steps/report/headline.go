@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/johnfercher/maroto/v2/pkg/consts/align"
 
@@ -41,37 +42,26 @@ func verdict(v *view) (string, bool) {
 	return s + ".", ok
 }
 
-// headline is one row per cell variant: its peak output throughput (and where), TTFT p50 at its
-// lowest concurrency, and how many requests failed.
+// headline is one row per cell variant and max_num_batched_tokens (two cells differing only in
+// that knob are two rows): its peak output throughput (and where), TTFT p50 at its lowest
+// concurrency, and how many requests failed.
 func headlinePart(d *doc, v *view) {
 	var rows [][]tcell
 	for _, x := range v.variants {
-		var peak, low *schema.AtlasRow
-		reqs, errs := 0, 0
+		var mbts []int
 		for i := range v.rows {
-			r := &v.rows[i]
-			if keyOf(r) != x.key {
-				continue
-			}
-			reqs, errs = reqs+r.RequestCount+r.ErrorCount, errs+r.ErrorCount
-			if !r.PlotReady {
-				continue
-			}
-			if r.OutputTokPerSPerGPU != nil && (peak == nil || *r.OutputTokPerSPerGPU > *peak.OutputTokPerSPerGPU) {
-				peak = r
-			}
-			if r.TTFTP50Ms != nil && (low == nil || r.Concurrency < low.Concurrency) {
-				low = r
+			if r := &v.rows[i]; keyOf(r) == x.key && !slices.Contains(mbts, r.MaxNumBatchedTokens) {
+				mbts = append(mbts, r.MaxNumBatchedTokens)
 			}
 		}
-		row := []tcell{plain(x.label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
-		if peak != nil {
-			row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+		slices.Sort(mbts)
+		for _, mbt := range mbts {
+			label := x.label
+			if len(mbts) > 1 {
+				label += fmt.Sprintf(" mbt %d", mbt)
+			}
+			rows = append(rows, headlineRow(v, x.key, mbt, label))
 		}
-		if low != nil {
-			row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
-		}
-		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
@@ -80,6 +70,36 @@ func headlinePart(d *doc, v *view) {
 	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
 		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, rows)
 	d.space(2)
+}
+
+// headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
+func headlineRow(v *view, key variantKey, mbt int, label string) []tcell {
+	var peak, low *schema.AtlasRow
+	reqs, errs := 0, 0
+	for i := range v.rows {
+		r := &v.rows[i]
+		if keyOf(r) != key || r.MaxNumBatchedTokens != mbt {
+			continue
+		}
+		reqs, errs = reqs+r.RequestCount+r.ErrorCount, errs+r.ErrorCount
+		if !r.PlotReady {
+			continue
+		}
+		if r.OutputTokPerSPerGPU != nil && (peak == nil || *r.OutputTokPerSPerGPU > *peak.OutputTokPerSPerGPU) {
+			peak = r
+		}
+		if r.TTFTP50Ms != nil && (low == nil || r.Concurrency < low.Concurrency) {
+			low = r
+		}
+	}
+	row := []tcell{plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
+	if peak != nil {
+		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+	}
+	if low != nil {
+		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
+	}
+	return row
 }
 
 // requestErrors totals requests and failed requests over the serving rows.
