@@ -56,8 +56,12 @@ func scatterCharts(v *view, art *artwork) []job {
 		jobs = append(jobs, func() error {
 			var pngs [2][]byte
 			for i, p := range []paneSpec{left, right} {
+				title := fmt.Sprintf("%s: %s", mbtName(mbt), p.title)
+				if len(v.mbts) == 1 && mbt <= 0 {
+					title = p.title // one row of panes and no knob to name (llama.cpp, imports)
+				}
 				ch := charts.Chart{
-					Title: v.dev(fmt.Sprintf("%s: %s", mbtName(mbt), p.title)),
+					Title: v.dev(title),
 					X:     devAxis(v, p.x), Y: devAxis(v, p.y),
 					Series: scatterSeries(v, mbt, p),
 					Width:  vg.Length(paneW) * vg.Millimeter, Height: vg.Length(paneH) * vg.Millimeter,

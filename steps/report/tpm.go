@@ -95,9 +95,9 @@ func tpmPage(d *doc, v *view, art *artwork) {
 	var rows [][]tcell
 	for i, g := range s.Groups {
 		label := fmt.Sprintf("G%d %s", i+1, tpmLabel(g.TPMGroupKey))
-		rows = append(rows, tpmRow(label, g.Peak, g.PeakCost))
+		rows = append(rows, tpmRow(label, g.Peak, g.PeakCost, v.device == "GPU"))
 		if g.SLA != nil && g.SLACost != nil {
-			rows = append(rows, tpmRow("", *g.SLA, *g.SLACost))
+			rows = append(rows, tpmRow("", *g.SLA, *g.SLACost, v.device == "GPU"))
 			continue
 		}
 		note := "no point meets the SLA"
@@ -119,15 +119,21 @@ func tpmPage(d *doc, v *view, art *artwork) {
 	}
 }
 
-func tpmRow(label string, r schema.TPMRow, c schema.CostRow) []tcell {
+// tpmRow is one TPM point; perNode is false where a GPUs-per-node multiple means nothing (a
+// CPU or unknown device), and the per-node cell says n/a.
+func tpmRow(label string, r schema.TPMRow, c schema.CostRow, perNode bool) []tcell {
 	rate := usd(c.USDPerGPUHour)
 	if c.RateEstimate && c.USDPerGPUHour != nil {
 		rate += " est."
 	}
+	node := "n/a"
+	if perNode {
+		node = big(&r.OutputTPMPerNode)
+	}
 	return []tcell{
 		{text: label, bold: label != ""}, plain(r.Point), plain(fmt.Sprint(r.Concurrency)),
 		plain(fnum(r.OutputTokPerSPerGPU)), plain(big(&r.OutputTPMPerGPU)),
-		plain(big(&r.OutputTPMPerReplica)), plain(big(&r.OutputTPMPerNode)), plain(big(r.TotalTPMPerGPU)),
+		plain(big(&r.OutputTPMPerReplica)), plain(node), plain(big(r.TotalTPMPerGPU)),
 		plain(rate), plain(usd(c.USDPer1MOutput)), plain(usd(c.USDPer1MTotal)), plain(num(c.TokensPerWatt)),
 	}
 }
