@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/perfdag/perfdag/engine/plural"
 )
 
 // Formats Write understands.
@@ -58,7 +60,7 @@ func (p *Plan) text(w io.Writer, note Annotation) error {
 	if c.Default {
 		src = "default pipeline"
 	}
-	fmt.Fprintf(w, "campaign %s: %d nodes, %d cells, %s\n\n", c.Spec.Campaign, len(p.Nodes), len(c.Spec.Cells), src)
+	fmt.Fprintf(w, "campaign %s: %s, %s, %s\n\n", c.Spec.Campaign, plural.N(len(p.Nodes), "node"), plural.N(len(c.Spec.Cells), "cell"), src)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	head := "#\tNODE\tKIND\tAFTER"
 	if note != nil {

@@ -205,3 +205,19 @@ func TestFormatsAreDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestTextHeaderCounts: the text plan's header counts in words that agree with the numbers.
+func TestTextHeaderCounts(t *testing.T) {
+	for _, tc := range []struct {
+		cells int
+		want  string
+	}{{1, "campaign synthetic: 10 nodes, 1 cell, default pipeline\n"}, {2, "campaign synthetic: 17 nodes, 2 cells, default pipeline\n"}} {
+		var b bytes.Buffer
+		if err := compile(t, enginetest.Campaign(tc.cells, 1, "")).Write(&b, "text", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := strings.Cut(b.String(), "\n"); got+"\n" != tc.want {
+			t.Errorf("%d cells: header %q, want %q", tc.cells, got, tc.want)
+		}
+	}
+}
