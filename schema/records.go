@@ -56,8 +56,8 @@ type ServerTimings struct {
 	PromptPerTokenMs    float64 `json:"prompt_per_token_ms"`    // prompt_ms / prompt_n
 	PromptPerSecond     float64 `json:"prompt_per_second"`      // prompt tokens per second
 	PredictedN          int     `json:"predicted_n"`            // tokens generated
-	PredictedMs         float64 `json:"predicted_ms"`           // generation time
-	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"` // predicted_ms / predicted_n: the server's ITL
+	PredictedMs         float64 `json:"predicted_ms"`           // first sampled token to last: n − 1 gaps
+	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"` // predicted_ms / predicted_n: 1/n below the ITL (see Point.ServerITLMs)
 	PredictedPerSecond  float64 `json:"predicted_per_second"`   // generated tokens per second per request
 }
 
@@ -189,13 +189,18 @@ type Point struct {
 	WarmConnections int   `json:"warm_connections"`
 	WarmConnectMs   *Stat `json:"warm_connect_ms"` // their set-up time (dial + TLS)
 
-	// Server-side timings (llama.cpp `timings`), over valid requests that returned them.
-	ServerPromptMs          *Stat `json:"server_prompt_ms"`            // timings.prompt_ms
-	ServerPredictedMs       *Stat `json:"server_predicted_ms"`         // timings.predicted_ms
-	ServerITLMs             *Stat `json:"server_itl_ms"`               // timings.predicted_per_token_ms
-	ServerOutputTokPerUser  *Stat `json:"server_tps_per_user"`         // timings.predicted_per_second
-	TTFTMinusServerPromptMs *Stat `json:"ttft_minus_server_prompt_ms"` // client TTFT − timings.prompt_ms, per request
-	ServerTimedRequests     int   `json:"server_timed_requests"`       // valid requests that carried timings
+	// Server-side timings (llama.cpp `timings`), over valid requests that returned them, on the
+	// client's definitions: timings.predicted_ms spans the first sampled token to the last, n − 1
+	// gaps, so the server's ITL is predicted_ms / (predicted_n − 1), like the client's
+	// (latency − TTFT) / (OSL − 1); llama.cpp's own predicted_per_token_ms divides by n and
+	// reads 1/n low (0.8 % at 128 tokens, 12.5 % at 8).
+	ServerPromptMs          *Stat    `json:"server_prompt_ms"`            // timings.prompt_ms
+	ServerPredictedMs       *Stat    `json:"server_predicted_ms"`         // timings.predicted_ms
+	ServerITLMs             *Stat    `json:"server_itl_ms"`               // predicted_ms / (predicted_n − 1), predicted_n ≥ 2
+	ServerOutputTokPerUser  *Stat    `json:"server_tps_per_user"`         // 1 / server ITL, per request (compare tps_per_user)
+	ServerOutputSpeed       *float64 `json:"server_output_speed"`         // Σ(predicted_n − 1) / Σ predicted_ms in tok/s (compare aa_output_speed); nil without timings
+	TTFTMinusServerPromptMs *Stat    `json:"ttft_minus_server_prompt_ms"` // client TTFT − timings.prompt_ms, per request
+	ServerTimedRequests     int      `json:"server_timed_requests"`       // valid requests that carried timings
 	// MetricsFamilies names the engine metric families the /metrics scrape recognised
 	// (vllm, sglang, llamacpp, trtllm, dynamo); "none" when the scrape found none known.
 	MetricsFamilies string `json:"metrics_families,omitempty"`

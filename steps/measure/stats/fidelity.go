@@ -74,6 +74,7 @@ func diffPct(server *int, client int) (float64, bool) {
 func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 	var isl, cached, prompt, completion, reasoning, conn []float64
 	var sPrompt, sPred, sITL, sTPS, gap []float64
+	var genTokens, genMs float64
 	for _, r := range records {
 		if r.Phase != PhaseProfiling {
 			continue
@@ -123,9 +124,15 @@ func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 			p.ServerTimedRequests++
 			sPrompt = append(sPrompt, t.PromptMs)
 			sPred = append(sPred, t.PredictedMs)
-			if t.PredictedN > 0 {
-				sITL = append(sITL, t.PredictedPerTokenMs)
-				sTPS = append(sTPS, t.PredictedPerSecond)
+			// predicted_ms runs from the first sampled token to the last: n − 1 gaps, the span
+			// the client's ITL divides by OSL − 1. llama.cpp's predicted_per_token_ms divides it
+			// by n (1/n low), so the server's ITL is recomputed on the client's definition.
+			if t.PredictedN >= 2 && t.PredictedMs > 0 {
+				itl := t.PredictedMs / float64(t.PredictedN-1)
+				sITL = append(sITL, itl)
+				sTPS = append(sTPS, 1000/itl)
+				genTokens += float64(t.PredictedN - 1)
+				genMs += t.PredictedMs
 			}
 			gap = append(gap, ms(r.FirstTokenNs-r.StartNs)-t.PromptMs)
 		}
@@ -141,6 +148,9 @@ func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 	p.ServerPromptMs, p.ServerPredictedMs = Summarize(sPrompt, UnitMs), Summarize(sPred, UnitMs)
 	p.ServerITLMs, p.ServerOutputTokPerUser = Summarize(sITL, UnitMs), Summarize(sTPS, UnitTPSUser)
 	p.TTFTMinusServerPromptMs = Summarize(gap, UnitMs)
+	if genMs > 0 {
+		p.ServerOutputSpeed = schema.F(genTokens / genMs * 1000)
+	}
 }
 
 // addMessage keeps a distinct server message under its class, at most MaxErrorMessages.

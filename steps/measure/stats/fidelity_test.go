@@ -10,14 +10,16 @@ func ip(v int) *int { return &v }
 
 // basisRecords are two valid requests where the server's counts differ from o200k_base:
 // 200 server prompt tokens for 100 asked, 128 completion tokens for 100 (r0) and 90 (r1)
-// client tokens; r1 carries llama.cpp timings; r2 fails with a server message; r3 was truncated.
+// client tokens; r1 carries llama.cpp timings (as llama.cpp states them: predicted_ms spans the
+// 127 gaps from the first token to the last, per-token figures divide it by 128); r2 fails with
+// a server message; r3 was truncated.
 func basisRecords() []schema.RequestRecord {
 	return []schema.RequestRecord{
 		{Index: 0, Phase: "profiling", StartNs: at(0), FirstTokenNs: at(100), FirstOutputNs: at(100), LastContentNs: at(1370), EndNs: at(1371),
 			InputTokens: 100, OutputTokens: 100, UsagePrompt: ip(200), UsageComplete: ip(128), UsageCached: ip(0), ConnectNs: 2e6},
 		{Index: 1, Phase: "profiling", StartNs: at(0), FirstTokenNs: at(100), FirstOutputNs: at(100), LastContentNs: at(1370), EndNs: at(1371),
 			InputTokens: 100, OutputTokens: 90, UsagePrompt: ip(200), UsageComplete: ip(128), ConnReused: true,
-			Timings:    &schema.ServerTimings{PromptN: 200, PromptMs: 80, PredictedN: 128, PredictedMs: 1270, PredictedPerTokenMs: 10, PredictedPerSecond: 100},
+			Timings:    &schema.ServerTimings{PromptN: 200, PromptMs: 80, PredictedN: 128, PredictedMs: 1270, PredictedPerTokenMs: 1270.0 / 128, PredictedPerSecond: 128 / 1.27},
 			Violations: []string{schema.ViolationMultiChoice}},
 		{Index: 2, Phase: "profiling", StartNs: at(0), EndNs: at(5), ErrorClass: schema.ErrorContext, ServerMessage: "the request exceeds the available context size"},
 		{Index: 3, Phase: "profiling", StartNs: at(0), EndNs: at(5), ErrorClass: schema.ErrorContext, ServerMessage: "the request exceeds the available context size", PromptTruncated: true},
@@ -76,6 +78,12 @@ func TestFidelityFields(t *testing.T) {
 	}
 	if p.ServerTimedRequests != 1 || !near(p.ServerITLMs.Avg, 10) || !near(p.TTFTMinusServerPromptMs.Avg, 20) || !near(p.ServerPromptMs.Avg, 80) {
 		t.Errorf("timed %d server ITL %+v TTFT−prompt %+v", p.ServerTimedRequests, p.ServerITLMs, p.TTFTMinusServerPromptMs)
+	}
+	// The server's figures are on the client's definitions: a request the client saw exactly
+	// as the server timed it reads the same ITL (not llama.cpp's 1270/128) and output speed.
+	if !near(p.ServerITLMs.Avg, p.ITL.Avg) || !near(p.ServerOutputTokPerUser.Avg, p.TPSUser.Avg) || p.ServerOutputSpeed == nil || !near(*p.ServerOutputSpeed, p.AAOutputSpeed) || !near(*p.ServerOutputSpeed, 100) {
+		t.Errorf("server ITL %v tok/s/user %v speed %v; client %v, %v, %v", p.ServerITLMs.Avg, p.ServerOutputTokPerUser.Avg, p.ServerOutputSpeed,
+			p.ITL.Avg, p.TPSUser.Avg, p.AAOutputSpeed)
 	}
 	recs := basisRecords()[:1]
 	recs[0].UsagePrompt, recs[0].UsageComplete = ip(105), ip(95)
