@@ -31,7 +31,9 @@ type RequestRecord struct {
 	// ServerMessage is the server's own error text (SSE error field, JSON error body, HTTP
 	// status text), redacted, when the server said why it failed the request.
 	ServerMessage string `json:"server_message,omitempty"`
-	// PromptTruncated: the server received fewer prompt tokens than were sent (it cut the prompt).
+	// PromptTruncated: the server processed less than was sent — it cut the prompt, or ran past
+	// its context and shifted it (judged from usage and the server's context; see
+	// steps/measure/openai.PromptTruncated).
 	PromptTruncated bool `json:"prompt_truncated,omitempty"`
 	// ConnectNs is the connection set-up this request waited for (dial + TLS); 0 on a reused connection.
 	ConnectNs int64 `json:"connect_ns,omitempty"`

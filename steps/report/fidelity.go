@@ -96,7 +96,7 @@ func fidelityCaveats(v *view) []string {
 		out = append(out, s+"; token throughput depends on which count is used.")
 	}
 	if truncPts > 0 {
-		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (it received fewer prompt tokens than were sent); those points did not measure the declared ISL.", plural(truncated, "prompt"), plural(truncPts, "point")))
+		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (its usage shows fewer prompt tokens than were sent, or a prompt and answer longer than its context, which it shifted); those points did not measure the declared ISL.", plural(truncated, "prompt"), plural(truncPts, "point")))
 	}
 	if retries > 0 {
 		out = append(out, fmt.Sprintf("Connection retries: %s on %s were retried once after the server closed an idle connection.", plural(retries, "request"), plural(retryPts, "point")))

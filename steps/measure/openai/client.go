@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfdag/perfdag/steps/measure/sse"
@@ -56,6 +57,9 @@ type Client struct {
 	tr      *http.Transport
 	// deferCounts: see Options.DeferCounts.
 	deferCounts bool
+	// contextLen is the server's per-request context in its tokens (0 = unknown), set by
+	// Check; the truncation rule of every record reads it.
+	contextLen atomic.Int64
 	// analysis bounds how many finished streams are parsed and tokenized at once, leaving
 	// at least one CPU to the streams still being read: the client's own work must not
 	// delay the stamps of other requests.

@@ -15,7 +15,7 @@ func TestPreflight(t *testing.T) {
 		case "/v1/models":
 			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"tiny-llama","object":"model","owned_by":"llamacpp"}]}`))
 		case "/props":
-			_, _ = w.Write([]byte(`{"total_slots":4,"build_info":"b4677-c392e50"}`))
+			_, _ = w.Write([]byte(`{"default_generation_settings":{"id":0,"n_ctx":4096,"params":{"n_predict":-1}},"total_slots":4,"build_info":"b4677-c392e50"}`))
 		default:
 			http.NotFound(w, r)
 		}
@@ -23,7 +23,7 @@ func TestPreflight(t *testing.T) {
 	vllm := func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/models":
-			_, _ = w.Write([]byte(`{"data":[{"id":"meta/llama-3-8b"},{"id":"lora-a"}]}`))
+			_, _ = w.Write([]byte(`{"data":[{"id":"meta/llama-3-8b","max_model_len":131072},{"id":"lora-a","max_model_len":8192}]}`))
 		case "/version":
 			_, _ = w.Write([]byte(`{"version":"0.11.0"}`))
 		default:
@@ -36,14 +36,15 @@ func TestPreflight(t *testing.T) {
 		model   string
 		server  string
 		models  []string
+		ctx     int
 		err     string // substring; "" = no error
 	}{
-		{"llama.cpp lists the model", llama, "tiny-llama", "llama.cpp build b4677-c392e50", []string{"tiny-llama"}, ""},
-		{"vLLM lists the model", vllm, "lora-a", "version 0.11.0", []string{"meta/llama-3-8b", "lora-a"}, ""},
-		{"misspelt model names the served ones", vllm, "meta/llama-3-8B", "", nil,
+		{"llama.cpp lists the model", llama, "tiny-llama", "llama.cpp build b4677-c392e50, context 4096 tokens per request", []string{"tiny-llama"}, 4096, ""},
+		{"vLLM lists the model", vllm, "lora-a", "version 0.11.0, context 8192 tokens per request", []string{"meta/llama-3-8b", "lora-a"}, 8192, ""},
+		{"misspelt model names the served ones", vllm, "meta/llama-3-8B", "", nil, 0,
 			`model "meta/llama-3-8B" is not served here; /v1/models lists "meta/llama-3-8b", "lora-a"`},
-		{"no /v1/models route skips the check", http.NotFound, "anything", "", nil, ""},
-		{"server error skips the check", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, "m", "", nil, ""},
+		{"no /v1/models route skips the check", http.NotFound, "anything", "", nil, 0, ""},
+		{"server error skips the check", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, "m", "", nil, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,8 +65,11 @@ func TestPreflight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Server != tc.server || strings.Join(p.Models, ",") != strings.Join(tc.models, ",") {
-				t.Fatalf("preflight = %+v, want server %q models %v", p, tc.server, tc.models)
+			if p.Server != tc.server || strings.Join(p.Models, ",") != strings.Join(tc.models, ",") || p.ContextLen != tc.ctx {
+				t.Fatalf("preflight = %+v, want server %q models %v context %d", p, tc.server, tc.models, tc.ctx)
+			}
+			if got := int(c.contextLen.Load()); got != tc.ctx {
+				t.Errorf("client keeps context %d, want %d", got, tc.ctx)
 			}
 		})
 	}

@@ -225,6 +225,7 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		rec.UsageCached = a.usage.CachedTokens
 	}
 	rec.Timings = a.timings
+	rec.PromptTruncated = PromptTruncated(rec, int(c.contextLen.Load()))
 	rec.Violations = violations(x, a, parent.Err() != nil)
 	if !c.deferCounts {
 		CountTokens(&rec, a.content, a.reasoning)
