@@ -57,6 +57,9 @@ type Client struct {
 	tr      *http.Transport
 	// deferCounts: see Options.DeferCounts.
 	deferCounts bool
+	// fresh never reuses a connection: a request the server cut off on a stale one is sent
+	// again through it.
+	fresh *http.Client
 	// contextLen is the server's per-request context in its tokens (0 = unknown), set by
 	// Check; the truncation rule of every record reads it.
 	contextLen atomic.Int64
@@ -114,7 +117,10 @@ func New(o Options) (*Client, error) {
 		WriteBufferSize:       64 << 10,
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(o.BaseURL, "/"), "/v1")
+	freshTr := tr.Clone()
+	freshTr.DisableKeepAlives = true
 	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, deferCounts: o.DeferCounts,
+		fresh:    &http.Client{Transport: freshTr, CheckRedirect: noRedirect},
 		analysis: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}, nil
 }
 

@@ -10,13 +10,15 @@ import (
 
 // connTrace records, through httptrace, how a request got its connection: dial and TLS
 // time when it opened one, whether it reused one, and how many connections it was given
-// (more than one means the transport retried it after a stale idle connection).
+// (more than one means the transport retried it after a stale idle connection; resent, that
+// the client did, see exchange.staleWrite).
 type connTrace struct {
 	connectStart, connectDone int64
 	tlsStart, tlsDone         int64
 	reused                    bool
 	got                       int
-	wrote                     int64 // the request was written to its connection
+	wrote                     int64 // the request was completely written to its connection
+	resent                    bool  // the client sent it again after a stale connection failed the write
 }
 
 // trace returns the hooks that fill t on clock now; gotConn also receives each connection.
@@ -32,7 +34,11 @@ func (t *connTrace) trace(now func() int64, gotConn func(net.Conn)) *httptrace.C
 		ConnectDone:       func(string, string, error) { t.connectDone = now() },
 		TLSHandshakeStart: func() { t.tlsStart = now() },
 		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.tlsDone = now() },
-		WroteRequest:      func(httptrace.WroteRequestInfo) { t.wrote = now() },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				t.wrote = now()
+			}
+		},
 		GotConn: func(i httptrace.GotConnInfo) {
 			t.got++
 			t.reused = i.Reused
@@ -54,6 +60,6 @@ func (t *connTrace) fill(rec *schema.RequestRecord) {
 			connect += tlsNs
 		}
 	}
-	rec.ConnectNs, rec.TLSNs, rec.ConnReused, rec.Retried = connect, tlsNs, t.reused, t.got > 1
+	rec.ConnectNs, rec.TLSNs, rec.ConnReused, rec.Retried = connect, tlsNs, t.reused, t.got > 1 || t.resent
 	rec.SentNs = t.wrote
 }

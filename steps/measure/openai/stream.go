@@ -89,39 +89,55 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 	defer cancelTimeout()
 	rctx, cancelReq := context.WithCancel(tctx)
 	defer cancelReq()
-	hreq, err := c.newRequest(rctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	build := func() (*http.Request, error) {
+		hreq, err := c.newRequest(rctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		if stream {
+			hreq.Header.Set("Accept", "text/event-stream")
+		}
+		if req.ID != "" {
+			hreq.Header.Set("X-Request-ID", req.ID)
+		}
+		// An empty Idempotency-Key marks the POST replayable without sending the header: Go's
+		// transport then retries it on a fresh connection when a reused one fails before any
+		// response byte (the server closed it while idle). A request the server began answering
+		// is never resent, so a retry adds no load.
+		hreq.Header["Idempotency-Key"] = nil
+		return hreq, nil
+	}
+	hreq, err := build()
 	if err != nil {
 		rec.StartNs = c.now()
 		rec.EndNs = rec.StartNs
 		rec.ErrorClass, rec.Error = schema.ErrorConnect, err.Error()
 		return Result{Record: rec}
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	}
-	if req.ID != "" {
-		hreq.Header.Set("X-Request-ID", req.ID)
-	}
-	// An empty Idempotency-Key marks the POST replayable without sending the header: Go's
-	// transport then retries it on a fresh connection when a reused one fails before any
-	// response byte (the server closed it while idle). A request the server began answering
-	// is never resent, so a retry adds no load.
-	hreq.Header["Idempotency-Key"] = nil
 
 	rec.StartNs = c.now()
-	x := c.exchange(hreq, cancelReq)
+	x := c.exchange(c.http, hreq, cancelReq)
+	if x.staleWrite() && rctx.Err() == nil {
+		// The server closed the reused connection while the request was still being written
+		// (a large prompt: Go's transport retries only when nothing was written). It never had
+		// the whole request, so sending it once more, on a connection of its own, adds no load.
+		if again, err := build(); err == nil {
+			x = c.exchange(c.fresh, again, cancelReq)
+			x.conn.resent = true
+		}
+	}
 	return c.interpret(ctx, tctx, rec, x)
 }
 
 // exchange performs the request and reads the body. The loop between reads only stamps,
 // splits lines and copies data: JSON decoding and token counting wait until the end.
-func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exchange {
+func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc) exchange {
 	var x exchange
 	var conn net.Conn
 	trace := x.conn.trace(c.now, func(cn net.Conn) { conn = cn })
 	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
-	resp, err := c.http.Do(hreq)
+	resp, err := hc.Do(hreq)
 	if err != nil {
 		x.failNs = c.now()
 		x.transErr = err
@@ -191,6 +207,12 @@ func (c *Client) exchange(hreq *http.Request, cancelReq context.CancelFunc) exch
 		}
 	}
 	return x
+}
+
+// staleWrite reports whether the exchange failed on a reused connection before the request
+// was completely written: the server had closed it, and cannot have seen the request.
+func (x *exchange) staleWrite() bool {
+	return x.transErr != nil && x.conn.reused && x.conn.wrote == 0
 }
 
 // interpret turns an exchange into a record: parse every message, place the timestamps,
