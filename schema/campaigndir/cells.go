@@ -130,7 +130,7 @@ type AtlasEncoder struct {
 
 // NewAtlasEncoder buffers writes to w; call Flush when done.
 func NewAtlasEncoder(w io.Writer) *AtlasEncoder {
-	bw := bufio.NewWriterSize(w, 256<<10)
+	bw := bufio.NewWriterSize(w, 1<<20)
 	return &AtlasEncoder{bw: bw, enc: newRowEncoder(bw)}
 }
 

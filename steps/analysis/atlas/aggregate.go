@@ -135,9 +135,11 @@ func Aggregate(w io.Writer, rows ...schema.AtlasRow) (Coverage, error) {
 }
 
 // AggregateDir unions the given cells' rows into the campaign's atlas (rel, relative to
-// r.Dir), atomically, one cell in memory at a time. Each row is also passed to every observe
-// function (TPM, champion) before the next is read; the row's storage is reused for later
-// cells, so copy what you keep.
+// r.Dir), atomically, a few batches of cells in memory at a time. Each row is also passed to
+// every observe function (TPM, champion), on the calling goroutine, in atlas order; the row's
+// storage is reused for later cells, so copy what you keep. Cells are read and decoded ahead,
+// in batches, by background workers (see readahead.go) while this goroutine writes; the error
+// returned is the first in cell order, as a sequential pass would meet it.
 func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells []campaigndir.CellFiles, observe ...func(*schema.AtlasRow) error) (Coverage, error) {
 	sorted := slices.Clone(cells)
 	slices.SortFunc(sorted, func(a, b campaigndir.CellFiles) int { return cmp.Compare(a.Cell, b.Cell) })
@@ -151,29 +153,24 @@ func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells [
 	var cov Coverage
 	err := campaigndir.WriteWith(campaigndir.Abs(r.Dir, rel), func(f io.Writer) error {
 		aw := NewWriter(f)
-		cr := campaigndir.NewCellReader(r)
-		for _, files := range sorted {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rows, lines, _, err := readCellLines(cr, files)
-			if err != nil {
-				return err
-			}
-			for i := range rows {
-				var line []byte
-				if lines != nil {
-					line = lines[i]
-				}
-				if err := aw.WriteLine(&rows[i], line); err != nil {
+		ra := startReadAhead(ctx, r, sorted)
+		defer ra.Close()
+		for b := ra.next(); b != nil; b = ra.next() {
+			for _, c := range b.cells {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
-				for _, fn := range observe {
-					if err := fn(&rows[i]); err != nil {
-						return fmt.Errorf("cell %s c%d: %w", files.Cell, rows[i].Concurrency, err)
-					}
+				if err := writeCell(aw, c, observe); err != nil {
+					return err
 				}
 			}
+			if b.err != nil {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return b.err
+			}
+			ra.recycle(b)
 		}
 		cov = aw.Coverage()
 		return aw.Flush()
@@ -182,6 +179,25 @@ func AggregateDir(ctx context.Context, r campaigndir.Reader, rel string, cells [
 		return Coverage{}, fmt.Errorf("aggregate %s: %w", r.Dir, err)
 	}
 	return cov, nil
+}
+
+// writeCell writes one cell's rows and passes each to observe, in order.
+func writeCell(aw *Writer, c readCell, observe []func(*schema.AtlasRow) error) error {
+	for i := range c.rows {
+		var line []byte
+		if c.lines != nil {
+			line = c.lines[i]
+		}
+		if err := aw.WriteLine(&c.rows[i], line); err != nil {
+			return err
+		}
+		for _, fn := range observe {
+			if err := fn(&c.rows[i]); err != nil {
+				return fmt.Errorf("cell %s c%d: %w", c.files.Cell, c.rows[i].Concurrency, err)
+			}
+		}
+	}
+	return nil
 }
 
 func firstDuplicate(sorted []string) string {
