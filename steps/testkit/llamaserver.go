@@ -25,7 +25,8 @@ const LlamaModel = "tiny-llama-2L-256.gguf"
 // LlamaAlias is the model name the started server answers to.
 const LlamaAlias = "tiny-llama"
 
-// PeersDir returns the peers directory: $PERFDAG_PEERS, else ../shared/peers from the module root.
+// PeersDir returns the peers directory: $PERFDAG_PEERS, else the first shared/peers found beside
+// the module root or beside one of its ancestors (../shared/peers from a checkout next to shared/).
 func PeersDir() string {
 	if d := os.Getenv(PeersEnv); d != "" {
 		return d
@@ -36,13 +37,23 @@ func PeersDir() string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "peers")
+			break
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
 			return ""
 		}
 		dir = parent
+	}
+	first := filepath.Join(dir, "..", "shared", "peers")
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		cand := filepath.Join(d, "shared", "peers")
+		if _, err := os.Stat(filepath.Join(cand, "llama.cpp")); err == nil {
+			return cand
+		}
+		if filepath.Dir(d) == d {
+			return first // named in the skip message
+		}
 	}
 }
 
