@@ -48,6 +48,7 @@ func (a *app) main(args []string) int {
 	// a URL, DSN or header already does; this catches a library's error quoting one).
 	a.stdout, a.stderr = redact.Writer(a.stdout), redact.Writer(a.stderr)
 	stdout, stderr := a.stdout, a.stderr
+	defer startCPUProfile(stderr)()
 	root := &cobra.Command{
 		Use:           "perfdag",
 		Short:         "Benchmark LLM inference deployments with checkpointed campaign DAGs",
