@@ -1,10 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -47,6 +50,7 @@ func verdict(v *view) (string, bool) {
 // concurrency, and how many requests failed.
 func headlinePart(d *doc, v *view) {
 	var rows [][]tcell
+	var peaks []float64
 	for _, x := range v.variants {
 		var mbts []int
 		for i := range v.rows {
@@ -60,20 +64,61 @@ func headlinePart(d *doc, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			rows = append(rows, headlineRow(v, x.key, mbt, label))
+			row, peak := headlineRow(v, x.key, mbt, label)
+			rows, peaks = append(rows, row), append(peaks, peak)
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
+	shown := topHeadline(peaks, maxHeadlineRows)
 	d.heading("Headline numbers")
+	kept := make([][]tcell, 0, len(shown))
+	for _, i := range shown {
+		kept = append(kept, rows[i])
+	}
 	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
-		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, rows)
+		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
+	if len(kept) < len(rows) {
+		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
+			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
+	}
 	d.space(2)
 }
 
+// maxHeadlineRows keeps the cover one page: a campaign of more variants shows its best ones.
+const maxHeadlineRows = 8
+
+// topHeadline returns the indexes of the n rows with the highest peaks (rows without a peak,
+// NaN, last), in their original order.
+func topHeadline(peaks []float64, n int) []int {
+	idx := make([]int, len(peaks))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(idx) <= n {
+		return idx
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := peaks[a], peaks[b]
+		switch {
+		case math.IsNaN(pa) && math.IsNaN(pb):
+			return 0
+		case math.IsNaN(pa):
+			return 1
+		case math.IsNaN(pb):
+			return -1
+		}
+		return cmp.Compare(pb, pa)
+	})
+	idx = idx[:n]
+	slices.Sort(idx)
+	return idx
+}
+
 // headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
-func headlineRow(v *view, key variantKey, mbt int, label string) []tcell {
+// The second result is the peak (NaN when no row has one), which ranks the row on the cover.
+func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
@@ -93,13 +138,15 @@ func headlineRow(v *view, key variantKey, mbt int, label string) []tcell {
 		}
 	}
 	row := []tcell{plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
+	best := math.NaN()
 	if peak != nil {
 		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+		best = *peak.OutputTokPerSPerGPU
 	}
 	if low != nil {
 		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
 	}
-	return row
+	return row, best
 }
 
 // requestErrors totals requests and failed requests over the serving rows.

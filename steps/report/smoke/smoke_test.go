@@ -218,6 +218,7 @@ func TestSmokeRenderReadsBack(t *testing.T) {
 		"S1 GB300 TP4 NVFP4 KV fp8 vllm",
 		report.TitleDCGM + " (continued)", // a table that runs over keeps its page title
 		"page 1 of",
+		"The 8 of 40 rows with the highest peak output tok/s/GPU", // the cover stays one page
 		"Failed, not plotted: h100-fp8-tp16-ep-mbt16384. Partly plotted: b200-nvfp4-tp8-tp-mbt16384 (2 of 6 points missing).",
 	}
 	// Numbers from the atlas: the failed H100 cell and the partial B200 TP cell at C=16 in the heatmap.
@@ -234,8 +235,9 @@ func TestSmokeRenderReadsBack(t *testing.T) {
 			t.Errorf("smoke report lacks %q", w)
 		}
 	}
-	// The reference layout: five mbt rows of panes on one page, three heatmaps on one page.
-	for _, title := range []string{report.TitleScatter, report.TitleHeatmap} {
+	// The reference layout: one cover page, five mbt rows of panes on one page, three heatmaps
+	// on one page.
+	for _, title := range []string{report.TitleCover, report.TitleScatter, report.TitleHeatmap} {
 		if strings.Contains(text, title+" (continued)") {
 			t.Errorf("%s runs over one page", title)
 		}
