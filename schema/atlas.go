@@ -115,7 +115,12 @@ const (
 	FlagUsageDiscrepancy       = "usage_discrepancy"  // some mean |usage_*_diff_pct| > 10 % (AIPerf's threshold)
 	FlagTruncatedPrompts       = "truncated_prompts"  // the server cut some prompts: ISL received < asked
 	FlagProtocolViolation      = "protocol_violation" // the server broke the streaming protocol (see point violations)
+	FlagNoEngineMetrics        = "no_engine_metrics"  // /metrics was scraped but no known engine family was in it
 )
+
+// MetricsFamiliesNone is a point's metrics_families when /metrics was scraped and held no known
+// engine family: the report says so instead of showing empty engine columns.
+const MetricsFamiliesNone = "none"
 
 // F returns a pointer to v, for the nullable fields of records.
 func F(v float64) *float64 { return &v }

@@ -22,7 +22,7 @@ func fidelityCaveats(v *view) []string {
 	var out []string
 	bases := map[string]int{}
 	var fallbacks, fallbackPts, truncated, truncPts, retries, retryPts int
-	var discPts int
+	var discPts, noEngine int
 	maxDiff := map[string]float64{}
 	msgs := map[string][]string{}
 	var gap []float64
@@ -39,6 +39,9 @@ func fidelityCaveats(v *view) []string {
 		}
 		if n := deref(r.Retries); n > 0 {
 			retries, retryPts = retries+n, retryPts+1
+		}
+		if hasFlag(r, schema.FlagNoEngineMetrics) {
+			noEngine++
 		}
 		over := hasFlag(r, schema.FlagUsageDiscrepancy)
 		for _, d := range []struct {
@@ -116,6 +119,9 @@ func fidelityCaveats(v *view) []string {
 			s += fmt.Sprintf(" and %d more", more)
 		}
 		out = append(out, s+".")
+	}
+	if noEngine > 0 {
+		out = append(out, fmt.Sprintf("Engine metrics: on %s the server's /metrics held no known engine family (vLLM, SGLang, llama.cpp, TensorRT-LLM, Dynamo), so KV-cache, running and queued figures are missing there, not zero.", plural(noEngine, "point")))
 	}
 	if len(gap) > 0 {
 		lo, hi := slices.Min(gap), slices.Max(gap)

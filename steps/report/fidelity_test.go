@@ -14,7 +14,7 @@ func iptr(n int) *int { return &n }
 
 // fidelityPhrases are the cover caveats fidelityCaveats can write, one per trigger.
 var fidelityPhrases = []string{"Token counts:", "Usage discrepancy:", "Truncated prompts:", "Connection retries:",
-	"Server messages", "Client vs server TTFT:"}
+	"Server messages", "Client vs server TTFT:", "Engine metrics:"}
 
 // TestCoverFidelityCaveats reads the cover back: a campaign that triggers every fidelity caveat
 // shows each with its figures, and the plain partial campaign shows none of them.
@@ -30,6 +30,7 @@ func TestCoverFidelityCaveats(t *testing.T) {
 	b.ErrorMessages = map[string][]string{schema.ErrorContext: {"the request exceeds the available context size"}}
 	in.Atlas[4].ErrorMessages = map[string][]string{schema.ErrorConnect: {"dial tcp 10.0.0.1:8000: connection refused"}}
 	a.TTFTMinusServerPromptP50Ms, b.TTFTMinusServerPromptP50Ms = f(12.5), f(40.25)
+	b.Flags = append(b.Flags, schema.FlagNoEngineMetrics)
 
 	out := filepath.Join(t.TempDir(), "out.pdf")
 	if err := report.Render(context.Background(), in, out); err != nil {
@@ -46,6 +47,7 @@ func TestCoverFidelityCaveats(t *testing.T) {
 		`Server messages (connect): "dial tcp 10.0.0.1:8000: connection refused"`,
 		`Server messages (context_exceeded): "the request exceeds the available context size"`,
 		"Client vs server TTFT: on 2 points the client's TTFT p50 exceeds the server's own prompt time by 12.5 to 40.2 ms",
+		"Engine metrics: on 1 point the server's /metrics held no known engine family",
 	)
 
 	out = filepath.Join(t.TempDir(), "plain.pdf")

@@ -220,6 +220,9 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	if len(p.Violations) > 0 {
 		row.Flags = append(row.Flags, schema.FlagProtocolViolation)
 	}
+	if p.MetricsFamilies == schema.MetricsFamiliesNone {
+		row.Flags = append(row.Flags, schema.FlagNoEngineMetrics)
+	}
 }
 
 // fillDCGM joins the cell's DCGM window means for this point and derives tokens per watt.

@@ -232,7 +232,9 @@ func TestNormalizeFidelity(t *testing.T) {
 	p.UsageCompletionDiffPct, p.UsageDiscrepancy = schema.F(-15), true
 	p.ErrorMessages = map[string][]string{schema.ErrorConnect: {"refused"}}
 	p.TTFTMinusServerPromptMs = &schema.Stat{Count: 5, P50: 7.5}
+	p.MetricsFamilies = schema.MetricsFamiliesNone
 	clean := okPoint("c", 2)
+	clean.MetricsFamilies = "llamacpp"
 	rows, _ := Normalize("camp", testCell("c", 1, 2), []schema.Point{p, clean}, nil, nil)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows", len(rows))
@@ -244,8 +246,12 @@ func TestNormalizeFidelity(t *testing.T) {
 		r.TTFTMinusServerPromptP50Ms == nil || *r.TTFTMinusServerPromptP50Ms != 7.5 {
 		t.Errorf("fidelity fields not carried: %+v", r)
 	}
-	if !slices.Contains(r.Flags, schema.FlagUsageDiscrepancy) || !slices.Contains(r.Flags, schema.FlagTruncatedPrompts) {
+	if !slices.Contains(r.Flags, schema.FlagUsageDiscrepancy) || !slices.Contains(r.Flags, schema.FlagTruncatedPrompts) ||
+		!slices.Contains(r.Flags, schema.FlagNoEngineMetrics) {
 		t.Errorf("flags = %v", r.Flags)
+	}
+	if slices.Contains(rows[1].Flags, schema.FlagNoEngineMetrics) {
+		t.Errorf("a point with a known engine family is flagged %s", schema.FlagNoEngineMetrics)
 	}
 	c := rows[1]
 	if c.TokenBasisFallbacks != nil || c.TruncatedPrompts != nil || c.Retries != nil || c.ErrorMessages != nil || c.TTFTMinusServerPromptP50Ms != nil {

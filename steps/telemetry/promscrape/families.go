@@ -3,6 +3,8 @@ package promscrape
 import (
 	"sort"
 	"strings"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
 // Engine metric family names, as Engines reports them.
@@ -13,7 +15,7 @@ const (
 	EngineTRTLLM   = "trtllm"
 	EngineDynamo   = "dynamo"
 	// EnginesNone is what a point's metrics_families says when its scrapes held no known family.
-	EnginesNone = "none"
+	EnginesNone = schema.MetricsFamiliesNone
 )
 
 // enginePrefixes maps metric-name prefixes to the engine that exports them: vLLM `vllm:`, SGLang
