@@ -25,12 +25,9 @@ const LlamaModel = "tiny-llama-2L-256.gguf"
 // LlamaAlias is the model name the started server answers to.
 const LlamaAlias = "tiny-llama"
 
-// SharedPeers is where this project's machines keep the peers directory (/work/shared/peers
-// beside /work/<checkout>); the fallback when no shared/peers sits beside the checkout.
-const SharedPeers = "/work/shared/peers"
-
-// PeersDir returns the peers directory: $PERFDAG_PEERS, else the first shared/peers found beside
-// the module root or beside one of its ancestors, else SharedPeers; "" when none holds the server.
+// PeersDir returns the peers directory so a checkout anywhere finds the server kept beside it:
+// $PERFDAG_PEERS, else the first shared/peers beside the module root or one of its ancestors;
+// "" when none holds the server.
 func PeersDir() string {
 	if d := os.Getenv(PeersEnv); d != "" {
 		return d
@@ -54,7 +51,7 @@ func PeersDir() string {
 			}
 		}
 	}
-	for _, c := range append(cands, SharedPeers) {
+	for _, c := range cands {
 		if _, err := os.Stat(filepath.Join(c, "llama.cpp", "bin", "llama-server")); err == nil {
 			return c
 		}
@@ -75,7 +72,7 @@ func LlamaServer(t testing.TB, extra ...string) string {
 		// The peer server is not a package any machine can install: a checkout without it
 		// beside (or $PERFDAG_PEERS) skips even in CI, saying so; a named directory that lacks
 		// it fails under PERFDAG_NO_SKIP=1 like any missing tool.
-		t.Skipf("the llama.cpp peer server is not beside this checkout (no shared/peers beside it or its ancestors, nor %s); set %s to a directory holding llama.cpp/bin/llama-server and models/%s", SharedPeers, PeersEnv, LlamaModel)
+		t.Skipf("the llama.cpp peer server is not beside this checkout (no shared/peers beside it or its ancestors); set %s to a directory holding llama.cpp/bin/llama-server and models/%s", PeersEnv, LlamaModel)
 		return ""
 	}
 	bin := filepath.Join(peers, "llama.cpp", "bin", "llama-server")
