@@ -74,16 +74,21 @@ func TestRealLlamaServer(t *testing.T) {
 		}
 		// Same definitions both sides: ITL = generation span / (n − 1), speed = its inverse. Request
 		// by request, the client's ITL (and so its speed) is within 3 % of the server's for the
-		// median request. The point's means are held to 10 %: on a starved machine the client reads
-		// some first tokens late, the kernel coalesces them with the next ones under one receive
-		// time, and those spans read short (counted in the log as coalesced starts).
+		// median request. The point's means are held to 3 % too unless a request's start was
+		// coalesced: on a starved machine the client reads some first tokens late, the kernel
+		// gives them the receive time of the next ones, and those spans read short; such a point
+		// (counted in the log) is held to 10 %.
 		ratio, coalesced := pairedITL(readRecords(t, dir, "tiny", c))
 		if !within(ratio, 1, 0.03) {
 			t.Errorf("c%d: median client/server ITL per request %.4f: more than 3 %% apart", c, ratio)
 		}
-		if !within(p.ITL.Avg, p.ServerITLMs.Avg, 0.10) || !within(p.AAOutputSpeed, *p.ServerOutputSpeed, 0.10) {
-			t.Errorf("c%d: mean ITL %.3f ms vs the server's %.3f, output speed %.1f vs %.1f tok/s: more than 10 %% apart",
-				c, p.ITL.Avg, p.ServerITLMs.Avg, p.AAOutputSpeed, *p.ServerOutputSpeed)
+		meanBound := 0.03
+		if coalesced > 0 {
+			meanBound = 0.10
+		}
+		if !within(p.ITL.Avg, p.ServerITLMs.Avg, meanBound) || !within(p.AAOutputSpeed, *p.ServerOutputSpeed, meanBound) {
+			t.Errorf("c%d: mean ITL %.3f ms vs the server's %.3f, output speed %.1f vs %.1f tok/s: more than %.0f %% apart (%d coalesced starts)",
+				c, p.ITL.Avg, p.ServerITLMs.Avg, p.AAOutputSpeed, *p.ServerOutputSpeed, meanBound*100, coalesced)
 		}
 		if p.MetricsFamilies != "llamacpp" {
 			t.Errorf("c%d: metrics_families %q, want llamacpp", c, p.MetricsFamilies)
