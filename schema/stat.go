@@ -38,6 +38,20 @@ func (s *Stat) Unstate(names ...string) {
 	}
 }
 
+// Set gives the named statistic (by JSON name, as Unstate takes) the value v and marks it
+// stated; a name that is not a statistic panics.
+func (s *Stat) Set(name string, v float64) {
+	i := statIndex(name)
+	if i < 0 {
+		panic(fmt.Sprintf("schema.Stat.Set: %q is not a statistic", name))
+	}
+	s.unstated &^= 1 << i
+	*s.fields()[i] = v
+}
+
+// UnstateAll marks every statistic unstated (a reader then Sets the ones its source states).
+func (s *Stat) UnstateAll() { s.Unstate(statNames[:]...) }
+
 // Stated reports whether the named statistic was stated; every statistic perfdag computes is.
 func (s *Stat) Stated(name string) bool {
 	i := statIndex(name)

@@ -55,3 +55,27 @@ func TestStatUnstatedJSON(t *testing.T) {
 		t.Error("a nil Stat states its avg")
 	}
 }
+
+// Set states a statistic again (value and mark); UnstateAll leaves none stated; a name that
+// is not a statistic panics.
+func TestStatSet(t *testing.T) {
+	s := Stat{Unit: "ms", Count: 3, Avg: 2, P90: 9}
+	s.UnstateAll()
+	if got := s.Unstated(); len(got) != len(statNames) || s.Avg != 0 || s.P90 != 0 {
+		t.Fatalf("after UnstateAll: %+v, unstated %v", s, got)
+	}
+	s.Set("p90", 68)
+	s.Set("std", 0)
+	if v, ok := s.Value("p90"); !ok || v != 68 || s.P90 != 68 {
+		t.Errorf("Value(p90) after Set = %v, %v (field %v)", v, ok, s.P90)
+	}
+	if !s.Stated("std") || s.Stated("avg") || len(s.Unstated()) != len(statNames)-2 {
+		t.Errorf("after Set(p90), Set(std): unstated %v", s.Unstated())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Set(p42) did not panic")
+		}
+	}()
+	s.Set("p42", 1)
+}

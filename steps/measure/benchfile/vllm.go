@@ -51,10 +51,9 @@ var (
 )
 
 // aggStats collects the mean/median/std/pN keys of each metric, converted to ms; a key
-// ending in _s or _us (a wrong unit) is an error.
+// ending in _s or _us (a wrong unit) is an error. What the file does not state is null, not 0.
 func (d *serveDoc) aggStats(count int) (map[string]*schema.Stat, error) {
 	out := map[string]*schema.Stat{}
-	stated := map[string]map[string]bool{} // metric → the statistics the file states
 	for k, raw := range d.keys {
 		if m := wrongUnitKey.FindStringSubmatch(k); m != nil {
 			return nil, d.pos(k, fmt.Sprintf("unit %q: this format writes latency statistics in ms (*_ms)", m[3]))
@@ -77,52 +76,34 @@ func (d *serveDoc) aggStats(count int) (map[string]*schema.Stat, error) {
 		st := out[name]
 		if st == nil {
 			st = &schema.Stat{Unit: stats.UnitMs, Count: count}
-			out[name], stated[name] = st, map[string]bool{}
+			st.UnstateAll()
+			out[name] = st
 		}
-		set := func(dst *float64, stat string) { *dst, stated[name][stat] = v, true }
-		switch m[1] {
-		case "mean":
-			set(&st.Avg, "avg")
-		case "median":
-			set(&st.P50, "p50")
-		case "std":
-			set(&st.Std, "std")
-		default:
-			q, _ := strconv.ParseFloat(m[1][1:], 64)
-			switch q {
-			case 1:
-				set(&st.P1, "p1")
-			case 5:
-				set(&st.P5, "p5")
-			case 10:
-				set(&st.P10, "p10")
-			case 25:
-				set(&st.P25, "p25")
-			case 50:
-				set(&st.P50, "p50")
-			case 75:
-				set(&st.P75, "p75")
-			case 90:
-				set(&st.P90, "p90")
-			case 95:
-				set(&st.P95, "p95")
-			case 99:
-				set(&st.P99, "p99")
-			}
-		}
-	}
-	for name, st := range out { // what the file does not state is null, not 0
-		for _, stat := range statNames {
-			if !stated[name][stat] {
-				st.Unstate(stat)
-			}
+		if stat := serveStatName(m[1]); stat != "" {
+			st.Set(stat, v)
 		}
 	}
 	return out, nil
 }
 
-// statNames are the statistics of a schema.Stat, by JSON name.
-var statNames = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+// serveStatName is the schema.Stat statistic a mean/median/std/pN key prefix states; "" for a
+// percentile a Stat has no field for.
+func serveStatName(prefix string) string {
+	switch prefix {
+	case "mean":
+		return "avg"
+	case "median":
+		return "p50"
+	case "std":
+		return "std"
+	}
+	q, _ := strconv.ParseFloat(prefix[1:], 64)
+	switch q {
+	case 1, 5, 10, 25, 50, 75, 90, 95, 99:
+		return "p" + strconv.FormatFloat(q, 'f', -1, 64)
+	}
+	return ""
+}
 
 // aggregatePoint builds the point a serve result states, without per-request arrays.
 func (d *serveDoc) aggregatePoint() (schema.Point, error) {
