@@ -1,5 +1,7 @@
 package schema
 
+import "strings"
+
 // Gate severities.
 const (
 	SeverityFail = "fail" // marks the campaign failed and stops what acts on a pass
@@ -20,6 +22,10 @@ type GateVerdict struct {
 	Message     string `json:"message,omitempty"`
 	Value       string `json:"value,omitempty"` // the values the rule read, e.g. "ttft_p50_ms = 189.2"
 	Error       string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
+	// Unstated names the values the rule needed that the result does not state (an imported
+	// point without a TTFT p50): the rule was not evaluated, which counts as not passed —
+	// a warn gate warns, a fail gate fails. A missing value is never read as 0.
+	Unstated []string `json:"unstated,omitempty"`
 }
 
 // Failing reports whether the verdict is a fail-severity gate that did not pass.
@@ -39,10 +45,15 @@ func (v GateVerdict) Outcome() string {
 
 // Why says what did not pass and with which values: the gate's message (when it has one),
 // the rule with its outcome, and the values the rule read, e.g. "ttft too high: ttft_p50_ms <
-// 100 failed: ttft_p50_ms = 187.3". A rule that could not be evaluated says so with its error.
+// 100 failed: ttft_p50_ms = 187.3". A rule that could not be evaluated says so with its error,
+// one that needed an unstated value names it ("ttft_p50_ms < 100 not evaluated: ttft_p50_ms
+// unstated").
 func (v GateVerdict) Why() string {
 	s := v.Rule + " " + v.Outcome()
-	if v.Error != "" {
+	switch {
+	case len(v.Unstated) > 0:
+		s = v.Rule + " not evaluated: " + strings.Join(v.Unstated, ", ") + " unstated"
+	case v.Error != "":
 		s = v.Rule + " could not be evaluated (" + v.Error + ")"
 	}
 	if v.Value != "" {

@@ -13,6 +13,10 @@ func TestVerdictWording(t *testing.T) {
 			"warned", "gate steady (warn) warned on n: short window — num_prompts >= 2 warned: num_prompts = 1"},
 		{GateVerdict{Gate: "x", Node: "n", Severity: SeverityFail, Rule: "x > 1", Error: "budget"},
 			"failed", "gate x (fail) failed on n: x > 1 could not be evaluated (budget)"},
+		{GateVerdict{Gate: "p50", Node: "import[sg/c4]", Severity: SeverityWarn, Rule: "ttft_p50_ms < 100", Unstated: []string{"ttft_p50_ms"}},
+			"warned", "gate p50 (warn) warned on import[sg/c4]: ttft_p50_ms < 100 not evaluated: ttft_p50_ms unstated"},
+		{GateVerdict{Gate: "p50", Node: "n", Severity: SeverityFail, Rule: "a < b", Unstated: []string{"a", "b"}},
+			"failed", "gate p50 (fail) failed on n: a < b not evaluated: a, b unstated"},
 		{GateVerdict{Gate: "ok", Node: "n", Severity: SeverityWarn, Rule: "true", Passed: true},
 			"passed", "gate ok (warn) passed on n: true passed"},
 	} {

@@ -48,8 +48,15 @@ func Context(c *schema.Campaign, cell *schema.Cell, concurrency int, step string
 }
 
 // Fields flattens a result struct (or pointer, or map) into rule variables named by json tags;
-// nullable pointers become their value or nil.
-func Fields(result any) map[string]any {
+// nullable pointers become their value or nil (an unstated value, see Unstated).
+func Fields(result any) map[string]any { return fields(result, false) }
+
+// Sample is Fields for type-checking a rule at validate time: a nil pointer becomes its
+// element's zero value, so a rule on a nullable field (ttft_p50_ms < 100) compiles against its
+// type instead of an untyped nil.
+func Sample(result any) map[string]any { return fields(result, true) }
+
+func fields(result any, typed bool) map[string]any {
 	out := map[string]any{}
 	if result == nil {
 		return out
@@ -69,12 +76,12 @@ func Fields(result any) map[string]any {
 		v = v.Elem()
 	}
 	if v.Kind() == reflect.Struct {
-		flatten(v, out)
+		flatten(v, out, typed)
 	}
 	return out
 }
 
-func flatten(v reflect.Value, out map[string]any) {
+func flatten(v reflect.Value, out map[string]any, typed bool) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -87,16 +94,19 @@ func flatten(v reflect.Value, out map[string]any) {
 		}
 		fv := v.Field(i)
 		if f.Anonymous && name == "" && fv.Kind() == reflect.Struct {
-			flatten(fv, out)
+			flatten(fv, out, typed)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
 		if fv.Kind() == reflect.Pointer {
-			if fv.IsNil() {
+			switch {
+			case fv.IsNil() && typed:
+				out[name] = reflect.Zero(fv.Type().Elem()).Interface()
+			case fv.IsNil():
 				out[name] = nil
-			} else {
+			default:
 				out[name] = fv.Elem().Interface()
 			}
 			continue
@@ -106,12 +116,17 @@ func flatten(v reflect.Value, out map[string]any) {
 }
 
 // Env merges the context and a result's fields; result fields win.
-func Env(ctx map[string]any, result any) map[string]any {
-	env := make(map[string]any, len(ctx)+16)
+func Env(ctx map[string]any, result any) map[string]any { return merge(ctx, Fields(result)) }
+
+// SampleEnv is Env with Sample's typed fields: the environment rules compile against.
+func SampleEnv(ctx map[string]any, result any) map[string]any { return merge(ctx, Sample(result)) }
+
+func merge(ctx, fields map[string]any) map[string]any {
+	env := make(map[string]any, len(ctx)+len(fields))
 	for k, v := range ctx {
 		env[k] = v
 	}
-	for k, v := range Fields(result) {
+	for k, v := range fields {
 		env[k] = v
 	}
 	return env

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,6 +47,28 @@ func Values(rule string, env map[string]any) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// Unstated lists, sorted, the variables a rule reads that env holds as nil: values the result
+// does not state (an imported point without a TTFT p50, say). A rule whose evaluation failed
+// on one was not evaluated — the value is missing, not zero. Names env lacks are left out.
+func Unstated(rule string, env map[string]any) []string {
+	tree, err := parser.Parse(rule)
+	if err != nil {
+		return nil
+	}
+	c := &collector{consumed: map[ast.Node]bool{}}
+	ast.Walk(&tree.Node, c)
+	var out []string
+	for _, r := range c.reads {
+		root, _, _ := strings.Cut(r.path, ".")
+		root, _, _ = strings.Cut(root, "[")
+		if v, ok := env[root]; ok && v == nil && !slices.Contains(out, root) {
+			out = append(out, root)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 type read struct {

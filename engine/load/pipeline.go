@@ -181,7 +181,7 @@ func (v *validator) gates() {
 		}
 		for _, target := range cg.Targets {
 			st := v.step(target)
-			env := gate.Env(v.reg.RuleEnv(s, sampleCell(s), 1, st.ID), st.Kind.Result)
+			env := gate.SampleEnv(v.reg.RuleEnv(s, sampleCell(s), 1, st.ID), st.Kind.Result)
 			prog, err := gate.Compile(g.Rule, env, st.Kind.Result == nil)
 			if err != nil {
 				v.ruleAt(p+".rule", err, env)

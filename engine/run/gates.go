@@ -24,7 +24,8 @@ func (r *Runner) hasGates(n *plan.Node) bool {
 }
 
 // evalGates evaluates every gate guarding the node's step on its result. A rule that errors
-// (or runs out of its evaluation budget) is a verdict that did not pass, carrying the error.
+// (or runs out of its evaluation budget) is a verdict that did not pass, carrying the error;
+// one that errors on a value the result does not state (nil) names it as unstated instead.
 func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
 	if !r.hasGates(n) {
 		return nil
@@ -44,9 +45,11 @@ func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
 		passed, err := gate.Eval(prog, env)
 		v.Passed = passed && err == nil
 		if err != nil {
-			v.Error = err.Error()
+			if v.Unstated = gate.Unstated(g.Rule, env); v.Unstated == nil { // a missing value, never read as 0
+				v.Error = err.Error()
+			}
 		}
-		if !v.Passed {
+		if !v.Passed && v.Unstated == nil {
 			v.Value = gate.Values(g.Rule, env)
 		}
 		out = append(out, v)

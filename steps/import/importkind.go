@@ -27,7 +27,7 @@ import (
 var Kind = engine.Kind{
 	Name:    "import",
 	Scope:   engine.ScopePoint,
-	Version: "2", // 2: statistics a file does not state are null in point.json, not 0
+	Version: "3", // 2: statistics a file does not state are null in point.json, not 0; 3: and nil to gates
 	Doc:     "one point of an imported cell from AIPerf, vLLM bench serve or SGLang bench_serving output",
 	Result:  Result{},
 	Inputs:  inputs,
@@ -37,18 +37,18 @@ var Kind = engine.Kind{
 
 // Result is what gates on import read.
 type Result struct {
-	Cell              string  `json:"cell"`
-	Concurrency       int     `json:"concurrency"`
-	Source            string  `json:"source"`
-	SourceVersion     string  `json:"source_version"`
-	StatsFrom         string  `json:"stats_from"`
-	TokenBasis        string  `json:"token_basis"`
-	RequestCount      int     `json:"request_count"`
-	ErrorCount        int     `json:"error_count"`
-	Status            string  `json:"status"`
-	TTFTP50Ms         float64 `json:"ttft_p50_ms"`
-	RequestThroughput float64 `json:"request_throughput"`
-	OutputTokPerS     float64 `json:"output_tok_s"`
+	Cell              string   `json:"cell"`
+	Concurrency       int      `json:"concurrency"`
+	Source            string   `json:"source"`
+	SourceVersion     string   `json:"source_version"`
+	StatsFrom         string   `json:"stats_from"`
+	TokenBasis        string   `json:"token_basis"`
+	RequestCount      int      `json:"request_count"`
+	ErrorCount        int      `json:"error_count"`
+	Status            string   `json:"status"`
+	TTFTP50Ms         *float64 `json:"ttft_p50_ms"` // nil when the file states no TTFT median: a gate reading it is not evaluated
+	RequestThroughput float64  `json:"request_throughput"`
+	OutputTokPerS     float64  `json:"output_tok_s"`
 	// Files names what the point wrote, for aggregate.
 	Files campaigndir.PointFiles `json:"files"`
 }
@@ -171,8 +171,11 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	res := &Result{Cell: cell.ID, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
 		RequestCount: point.RequestCount, ErrorCount: point.ErrorCount, Status: point.Status, RequestThroughput: point.RequestThroughput,
 		OutputTokPerS: point.OutputTokenThroughput, Files: files}
-	res.TTFTP50Ms, _ = point.TTFT.Value("p50")
-	sum := fmt.Sprintf("c%d: %s (%s stats), %d requests, TTFT p50 %.1f ms, %.1f tok/s", conc, r.Source, r.StatsFrom, point.RequestCount, res.TTFTP50Ms, point.OutputTokenThroughput)
+	p50 := "unstated"
+	if v, ok := point.TTFT.Value("p50"); ok {
+		res.TTFTP50Ms, p50 = &v, fmt.Sprintf("%.1f ms", v)
+	}
+	sum := fmt.Sprintf("c%d: %s (%s stats), %d requests, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsFrom, point.RequestCount, p50, point.OutputTokenThroughput)
 	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
 }
 

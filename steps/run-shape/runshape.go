@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,18 +57,18 @@ type Result struct {
 	RequestCount           int      `json:"request_count"`
 	ErrorCount             int      `json:"error_count"`
 	Status                 string   `json:"status"` // ok, partial, failed
-	TTFTAvgMs              float64  `json:"ttft_avg_ms"`
-	TTFTP50Ms              float64  `json:"ttft_p50_ms"`
-	TTFTP99Ms              float64  `json:"ttft_p99_ms"`
-	TTFOAvgMs              float64  `json:"ttfo_avg_ms"`
+	TTFTAvgMs              *float64 `json:"ttft_avg_ms"`
+	TTFTP50Ms              *float64 `json:"ttft_p50_ms"`
+	TTFTP99Ms              *float64 `json:"ttft_p99_ms"`
+	TTFOAvgMs              *float64 `json:"ttfo_avg_ms"`
 	TTFOCoverage           float64  `json:"ttfo_coverage"`
-	ITLAvgMs               float64  `json:"itl_avg_ms"`
-	ITLP50Ms               float64  `json:"itl_p50_ms"`
-	RequestLatencyP50Ms    float64  `json:"request_latency_p50_ms"`
+	ITLAvgMs               *float64 `json:"itl_avg_ms"`
+	ITLP50Ms               *float64 `json:"itl_p50_ms"`
+	RequestLatencyP50Ms    *float64 `json:"request_latency_p50_ms"`
 	RequestThroughput      float64  `json:"request_throughput"`
 	OutputTokPerS          float64  `json:"output_tok_s"`
 	OutputTokPerSPerGPU    float64  `json:"output_tok_s_per_gpu"`
-	TokPerSPerUser         float64  `json:"tok_s_per_user"`
+	TokPerSPerUser         *float64 `json:"tok_s_per_user"`
 	AAOutputSpeed          float64  `json:"aa_output_speed"`
 	MeanISL                float64  `json:"mean_isl"`
 	MeanOSL                float64  `json:"mean_osl"`
@@ -221,7 +222,7 @@ func modeOf(w schema.Workload) string {
 }
 
 func summary(r *Result) string {
-	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %.1f ms, ITL %.2f ms, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, r.TTFTP50Ms, r.ITLAvgMs, r.OutputTokPerSPerGPU)
+	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %s, ITL %s, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, ms(r.TTFTP50Ms, 1), ms(r.ITLAvgMs, 2), r.OutputTokPerSPerGPU)
 	if r.ErrorCount > 0 {
 		s += ", " + plural.N(r.ErrorCount, "error")
 	}
@@ -231,17 +232,24 @@ func summary(r *Result) string {
 	return s
 }
 
+// ms words a statistic in milliseconds with prec decimals, "unstated" when the point has none.
+func ms(v *float64, prec int) string {
+	if v == nil {
+		return "unstated"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64) + " ms"
+}
+
 // ResultOf is the result a point's statistics and files give, what gates on run-shape read.
 func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
-	v := func(s *schema.Stat, f func(*schema.Stat) float64) float64 {
-		if s == nil {
-			return 0
+	// v is a statistic, nil when the point does not state it (no such requests, or an
+	// imported aggregate without it): a gate reading it is not evaluated, never fed a 0.
+	v := func(s *schema.Stat, name string) *float64 {
+		if x, ok := s.Value(name); ok {
+			return &x
 		}
-		return f(s)
+		return nil
 	}
-	avg := func(s *schema.Stat) float64 { return s.Avg }
-	p50 := func(s *schema.Stat) float64 { return s.P50 }
-	p99 := func(s *schema.Stat) float64 { return s.P99 }
 	classes := make([]string, 0, len(p.ErrorsByClass))
 	for c, n := range p.ErrorsByClass {
 		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
@@ -254,10 +262,10 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 	return &Result{
 		Cell: p.Cell, Concurrency: p.Concurrency, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
 		ErrorCount: p.ErrorCount, Status: p.Status,
-		TTFTAvgMs: v(p.TTFT, avg), TTFTP50Ms: v(p.TTFT, p50), TTFTP99Ms: v(p.TTFT, p99), TTFOAvgMs: v(p.TTFO, avg),
-		TTFOCoverage: p.TTFOCoverage, ITLAvgMs: v(p.ITL, avg), ITLP50Ms: v(p.ITL, p50),
-		RequestLatencyP50Ms: v(p.RequestLatency, p50), RequestThroughput: p.RequestThroughput,
-		OutputTokPerS: p.OutputTokenThroughput, OutputTokPerSPerGPU: p.OutputTokPerSPerGPU, TokPerSPerUser: v(p.TPSUser, avg),
+		TTFTAvgMs: v(p.TTFT, "avg"), TTFTP50Ms: v(p.TTFT, "p50"), TTFTP99Ms: v(p.TTFT, "p99"), TTFOAvgMs: v(p.TTFO, "avg"),
+		TTFOCoverage: p.TTFOCoverage, ITLAvgMs: v(p.ITL, "avg"), ITLP50Ms: v(p.ITL, "p50"),
+		RequestLatencyP50Ms: v(p.RequestLatency, "p50"), RequestThroughput: p.RequestThroughput,
+		OutputTokPerS: p.OutputTokenThroughput, OutputTokPerSPerGPU: p.OutputTokPerSPerGPU, TokPerSPerUser: v(p.TPSUser, "avg"),
 		AAOutputSpeed: p.AAOutputSpeed, MeanISL: p.MeanISL, MeanOSL: p.MeanOSL, WindowS: p.WindowS,
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
