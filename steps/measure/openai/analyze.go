@@ -33,6 +33,8 @@ type analysis struct {
 func analyze(msgs []sse.Message) analysis {
 	var a analysis
 	var content, reasoning strings.Builder
+	var p chunkParser // the texts of its chunks are copied before the next parse
+	a.chunkNs = make([]int64, 0, len(msgs))
 	for i, m := range msgs {
 		if m.Event == "error" {
 			if a.sseError == "" {
@@ -46,14 +48,14 @@ func analyze(msgs []sse.Message) analysis {
 		if m.Done() {
 			continue
 		}
-		ch, err := ParseChunk(view(m.Data))
+		ch, err := p.parse(view(m.Data))
 		if err != nil {
 			if a.malformed == "" {
 				a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
 			}
 			continue
 		}
-		if ch.Error != "" {
+		if ch.Error != "" { // the parser's own string (never a view)
 			if a.inBand == "" {
 				a.inBand = ch.Error
 			}
@@ -91,6 +93,9 @@ func analyze(msgs []sse.Message) analysis {
 				a.reasoningField = ch.ReasoningField
 			}
 		}
+	}
+	if len(a.chunkNs) == 0 {
+		a.chunkNs = nil // as before the slice was sized: a record without chunks has none
 	}
 	a.content, a.reasoning = content.String(), reasoning.String()
 	return a

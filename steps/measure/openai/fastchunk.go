@@ -27,7 +27,20 @@ type fastDecoder struct {
 	choice [1]wireChoice
 	delta  [2]wireDelta // delta, message
 	finish string
-	texts  [3]string // content, reasoning_content, reasoning
+	texts  [2][3]string // delta's and message's content, reasoning_content, reasoning
+	// spot is where the walk read a text value of the delta; spots counts the text
+	// values read in delta and message: a payload with one, in its delta, can be a
+	// template (chunkParser).
+	spot    textSpot
+	spots   [2]int
+	scratch []byte // an unquoted string before it is copied
+}
+
+// textSpot locates a text value of a delta in its payload: data[start:end] is the JSON
+// string (quotes included) of field (0 content, 1 reasoning_content, 2 reasoning; -1 when
+// the payload has no single such value).
+type textSpot struct {
+	field, start, end int
 }
 
 var fastDecoders = sync.Pool{New: func() any {
@@ -46,18 +59,30 @@ var (
 // fastChunk decodes data as json.Unmarshal into a wireChunk would and returns its Chunk,
 // or reports !ok.
 func fastChunk(data []byte) (Chunk, bool) {
+	c, _, ok := fastChunkSpot(data)
+	return c, ok
+}
+
+// fastChunkSpot is fastChunk that also tells where the payload's text value is, when it has
+// exactly one, in its delta (spot.field -1 otherwise).
+func fastChunkSpot(data []byte) (c Chunk, spot textSpot, ok bool) {
 	f := fastDecoders.Get().(*fastDecoder)
 	defer fastDecoders.Put(f)
 	f.in = *bytes.NewBuffer(data)
 	f.dec.Reset(&f.in, jsontext.AllowDuplicateNames(true))
+	f.spots = [2]int{}
 	var w wireChunk // its pointers and slice point into f, so it is read before f goes back
 	if !f.top(&w) {
-		return Chunk{}, false
+		return Chunk{}, textSpot{}, false
 	}
 	if _, err := f.dec.ReadToken(); err != io.EOF { // only whitespace may follow
-		return Chunk{}, false
+		return Chunk{}, textSpot{}, false
 	}
-	return w.chunk(), true
+	spot = textSpot{field: -1}
+	if f.spots == [2]int{1, 0} {
+		spot = f.spot
+	}
+	return w.chunk(), spot, true
 }
 
 // open reads the opening delimiter of an object or array.
@@ -173,7 +198,7 @@ func (f *fastDecoder) choiceObject(ch *wireChoice) bool {
 				continue
 			}
 			f.delta[i] = wireDelta{}
-			if !f.deltaObject(&f.delta[i]) {
+			if !f.deltaObject(&f.delta[i], i) {
 				return false
 			}
 			if i == 0 {
@@ -205,7 +230,8 @@ func (f *fastDecoder) choiceObject(ch *wireChoice) bool {
 	return err == nil
 }
 
-func (f *fastDecoder) deltaObject(d *wireDelta) bool {
+// deltaObject reads a delta (which 0) or a message (which 1).
+func (f *fastDecoder) deltaObject(d *wireDelta, which int) bool {
 	if !f.open('{') {
 		return false
 	}
@@ -242,22 +268,45 @@ func (f *fastDecoder) deltaObject(d *wireDelta) bool {
 		if f.null() {
 			continue
 		}
-		s, ok := f.str()
+		raw, ok := f.strValue()
 		if !ok {
 			return false
 		}
-		f.texts[i] = s
+		if which == 0 {
+			end := int(f.dec.InputOffset())
+			f.spot = textSpot{field: i, start: end - len(raw), end: end}
+		}
+		f.spots[which]++
+		var err error
+		if f.scratch, err = jsontext.AppendUnquote(f.scratch[:0], raw); err != nil {
+			return false
+		}
+		t := &f.texts[which]
+		t[i] = string(f.scratch)
+		if cap(f.scratch) > 64<<10 {
+			f.scratch = nil // a pooled decoder keeps no large buffer
+		}
 		switch i {
 		case 0:
-			d.Content = &f.texts[0]
+			d.Content = &t[0]
 		case 1:
-			d.ReasoningContent = &f.texts[1]
+			d.ReasoningContent = &t[1]
 		case 2:
-			d.Reasoning = &f.texts[2]
+			d.Reasoning = &t[2]
 		}
 	}
 	_, err := f.dec.ReadToken()
 	return err == nil
+}
+
+// strValue reads a string value as it is in the payload (quoted, escapes kept); valid until
+// the next read.
+func (f *fastDecoder) strValue() (jsontext.Value, bool) {
+	if f.dec.PeekKind() != '"' {
+		return nil, false
+	}
+	v, err := f.dec.ReadValue()
+	return v, err == nil
 }
 
 // str reads a string value, unescaped.

@@ -32,6 +32,8 @@ var trickyChunks = []string{
 	`{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","bytes":[97]}]},"index":0}],"id":"x","created":1}`,
 	`{"choices":[{"delta":{"reasoning_content":"r","reasoning":"s","content":null}}]}`,
 	`{"choices":[{"message":{"content":"m"},"delta":null}]}`,
+	`{"choices":[{"delta":{"content":"a"},"message":{"content":"m"}}]}`,
+	`{"choices":[{"message":{"reasoning":"m"},"delta":{"reasoning":"r"}}]}`,
 	"{\"choiceſ\":[{\"delta\":{\"content\":\"a\"}}]}",
 	`{"choices":[]}`,
 	`{}`,
