@@ -80,27 +80,57 @@ func (s *Stat) Unstated() []string {
 // statPlain is Stat without its JSON methods.
 type statPlain Stat
 
-// statNullable is Stat's JSON form with a null for each unstated statistic.
-type statNullable struct {
-	Unit  string   `json:"unit"`
-	Count int      `json:"count"`
-	Avg   *float64 `json:"avg"`
-	Min   *float64 `json:"min"`
-	Max   *float64 `json:"max"`
-	P1    *float64 `json:"p1"`
-	P5    *float64 `json:"p5"`
-	P10   *float64 `json:"p10"`
-	P25   *float64 `json:"p25"`
-	P50   *float64 `json:"p50"`
-	P75   *float64 `json:"p75"`
-	P90   *float64 `json:"p90"`
-	P95   *float64 `json:"p95"`
-	P99   *float64 `json:"p99"`
-	Std   *float64 `json:"std"`
+// NullableStats are a Stat's statistics, nil where one is not stated (null or absent in
+// JSON); exported so readers of other tools' statistic objects (benchfile's AIPerf reader)
+// decode into it and keep a missing statistic unstated instead of 0.
+type NullableStats struct {
+	Avg *float64 `json:"avg"`
+	Min *float64 `json:"min"`
+	Max *float64 `json:"max"`
+	P1  *float64 `json:"p1"`
+	P5  *float64 `json:"p5"`
+	P10 *float64 `json:"p10"`
+	P25 *float64 `json:"p25"`
+	P50 *float64 `json:"p50"`
+	P75 *float64 `json:"p75"`
+	P90 *float64 `json:"p90"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
+	Std *float64 `json:"std"`
 }
 
-func (n *statNullable) fields() [len(statNames)]**float64 {
+func (n *NullableStats) fields() [len(statNames)]**float64 {
 	return [...]**float64{&n.Avg, &n.Min, &n.Max, &n.P1, &n.P5, &n.P10, &n.P25, &n.P50, &n.P75, &n.P90, &n.P95, &n.P99, &n.Std}
+}
+
+// Scale multiplies every stated statistic by f (a unit conversion).
+func (n *NullableStats) Scale(f float64) {
+	for _, p := range n.fields() {
+		if *p != nil {
+			**p *= f
+		}
+	}
+}
+
+// Stat is the statistics as a Stat of unit and count, each nil one unstated.
+func (n *NullableStats) Stat(unit string, count int) *Stat {
+	s := &Stat{Unit: unit, Count: count}
+	nf, sf := n.fields(), s.fields()
+	for i := range statNames {
+		if *nf[i] == nil {
+			s.unstated |= 1 << i
+			continue
+		}
+		*sf[i] = **nf[i]
+	}
+	return s
+}
+
+// statNullable is Stat's JSON form with a null for each unstated statistic.
+type statNullable struct {
+	Unit  string `json:"unit"`
+	Count int    `json:"count"`
+	NullableStats
 }
 
 // MarshalJSON writes every statistic, an unstated one as null; a Stat with none unstated
@@ -130,14 +160,6 @@ func (s *Stat) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &n); err != nil {
 		return err
 	}
-	*s = Stat{Unit: n.Unit, Count: n.Count}
-	nf, sf := n.fields(), s.fields()
-	for i := range statNames {
-		if *nf[i] == nil {
-			s.unstated |= 1 << i
-			continue
-		}
-		*sf[i] = **nf[i]
-	}
+	*s = *n.Stat(n.Unit, n.Count)
 	return nil
 }

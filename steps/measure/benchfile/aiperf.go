@@ -19,41 +19,10 @@ const (
 )
 
 // aiperfMetric is one JsonMetricResult; a statistic it lacks (min/max/std are dropped when
-// null, run-level metrics carry only avg) is nil.
+// null, run-level metrics carry only avg) is nil, and unstated in its schema.Stat.
 type aiperfMetric struct {
-	Unit string   `json:"unit"`
-	Avg  *float64 `json:"avg"`
-	P1   *float64 `json:"p1"`
-	P5   *float64 `json:"p5"`
-	P10  *float64 `json:"p10"`
-	P25  *float64 `json:"p25"`
-	P50  *float64 `json:"p50"`
-	P75  *float64 `json:"p75"`
-	P90  *float64 `json:"p90"`
-	P95  *float64 `json:"p95"`
-	P99  *float64 `json:"p99"`
-	Min  *float64 `json:"min"`
-	Max  *float64 `json:"max"`
-	Std  *float64 `json:"std"`
-}
-
-// stat is the metric as a schema.Stat, its missing statistics unstated (null, not 0).
-func (m *aiperfMetric) stat(unit string, count int) *schema.Stat {
-	st := &schema.Stat{Unit: unit, Count: count}
-	for _, f := range []struct {
-		name string
-		src  *float64
-		dst  *float64
-	}{{"avg", m.Avg, &st.Avg}, {"min", m.Min, &st.Min}, {"max", m.Max, &st.Max}, {"p1", m.P1, &st.P1}, {"p5", m.P5, &st.P5},
-		{"p10", m.P10, &st.P10}, {"p25", m.P25, &st.P25}, {"p50", m.P50, &st.P50}, {"p75", m.P75, &st.P75}, {"p90", m.P90, &st.P90},
-		{"p95", m.P95, &st.P95}, {"p99", m.P99, &st.P99}, {"std", m.Std, &st.Std}} {
-		if f.src == nil {
-			st.Unstate(f.name)
-			continue
-		}
-		*f.dst = *f.src
-	}
-	return st
+	Unit string `json:"unit"`
+	schema.NullableStats
 }
 
 type aiperfConfig struct {
@@ -139,11 +108,7 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 			if !ok {
 				return nil, &Error{File: file, Line: lineOfKeyAfter(data, tag, "unit"), Field: tag + ".unit", Msg: fmt.Sprintf("unit %q is not a time unit (ms, ns, us, s)", m.Unit)}
 			}
-			for _, p := range []*float64{m.Avg, m.P1, m.P5, m.P10, m.P25, m.P50, m.P75, m.P90, m.P95, m.P99, m.Min, m.Max, m.Std} {
-				if p != nil {
-					*p *= f
-				}
-			}
+			m.Scale(f)
 		}
 		return &m, nil
 	}
@@ -189,7 +154,7 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		if !m.time && v.Unit != m.unit {
 			return nil, &Error{File: file, Line: lineOfKeyAfter(data, m.tag, "unit"), Field: m.tag + ".unit", Msg: fmt.Sprintf("unit %q, want %q", v.Unit, m.unit)}
 		}
-		*m.dst = v.stat(m.unit, agg.RequestCount)
+		*m.dst = v.Stat(m.unit, agg.RequestCount)
 	}
 	var totalISL, totalOSL float64
 	if m, _ := metric("total_isl", false, false); m != nil {
