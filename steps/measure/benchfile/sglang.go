@@ -8,11 +8,10 @@ import (
 // line at e.Concurrency, else the last line). Its aggregates are used as stated; the file
 // carries no per-request timing.
 func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
-	docs, err := readServeDocs(file)
+	d, err := readServeRun(file, e.Concurrency)
 	if err != nil {
 		return nil, err
 	}
-	d := pickRun(docs, e.Concurrency)
 	if _, ok := d.keys["model_id"]; ok {
 		return nil, d.pos("model_id", "this is a vLLM bench serve result (import it as vllm-bench)")
 	}
@@ -20,15 +19,7 @@ func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 		return nil, &Error{File: file, Line: d.line, Field: "backend", Msg: "missing (not an SGLang bench_serving result?)"}
 	}
 	r := &Result{Source: SourceSGLang, File: file, TokenBasis: "client-tokenizer"}
-	c, ok, err := d.num("max_concurrency", false)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, &Error{File: file, Line: lineOfKey(d.data, d.line, "max_concurrency"), Field: "max_concurrency", Msg: "missing or null: an import needs a fixed-concurrency run"}
-	}
-	r.Concurrency = int(c)
-	agg, err := d.aggregatePoint()
+	agg, err := d.fixedRun(r)
 	if err != nil {
 		return nil, err
 	}

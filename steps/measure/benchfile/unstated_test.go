@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/stats"
 )
 
 // A statistic the file does not state is not zero: the point says so (Stated false) and its
@@ -134,5 +135,26 @@ func TestSeveralRuns(t *testing.T) {
 	}
 	if runs, err := Runs(SourceAIPerf, "testdata/aiperf"); err != nil || runs != nil {
 		t.Errorf("AIPerf runs %v %v, want none listed", runs, err)
+	}
+}
+
+// A vLLM or SGLang run without a fixed concurrency (max_concurrency null: a request-rate run)
+// is refused with that reason, even when no concurrency is expected.
+func TestNoFixedConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		read       func(string, Expect, stats.Options) (*Result, error)
+	}{
+		{"vllm", "testdata/vllm-result-c4.json", ReadVLLM},
+		{"sglang", "testdata/sglang-bench_serving.jsonl", ReadSGLang},
+	} {
+		f := filepath.Join(dir, tc.name)
+		writeFile(t, f, strings.Replace(read(t, tc.file), `"max_concurrency": 4`, `"max_concurrency": null`, 1))
+		_, err := tc.read(f, Expect{}, opts)
+		var be *Error
+		if !errors.As(err, &be) || be.Field != "max_concurrency" || !strings.Contains(be.Msg, "fixed-concurrency run") {
+			t.Errorf("%s with max_concurrency null: %v, want a max_concurrency error saying a fixed-concurrency run is needed", tc.name, err)
+		}
 	}
 }

@@ -154,14 +154,37 @@ func (d *serveDoc) aggregatePoint() (schema.Point, error) {
 	return p, nil
 }
 
-// ReadVLLM reads a `vllm bench serve --save-result` JSON file (with --append-result, one
-// object per run: the last one at e.Concurrency, else the last one).
-func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
+// readServeRun reads a vLLM/SGLang result file and picks the run an import at concurrency
+// conc reads (pickRun).
+func readServeRun(file string, conc int) (*serveDoc, error) {
 	docs, err := readServeDocs(file)
 	if err != nil {
 		return nil, err
 	}
-	d := pickRun(docs, e.Concurrency)
+	return pickRun(docs, conc), nil
+}
+
+// fixedRun sets r.Concurrency from the run's max_concurrency (an import needs a
+// fixed-concurrency run) and returns the point the run's aggregates state.
+func (d *serveDoc) fixedRun(r *Result) (schema.Point, error) {
+	c, ok, err := d.num("max_concurrency", false)
+	if err != nil {
+		return schema.Point{}, err
+	}
+	if !ok {
+		return schema.Point{}, &Error{File: d.file, Line: lineOfKey(d.data, d.line, "max_concurrency"), Field: "max_concurrency", Msg: "missing or null: an import needs a fixed-concurrency run"}
+	}
+	r.Concurrency = int(c)
+	return d.aggregatePoint()
+}
+
+// ReadVLLM reads a `vllm bench serve --save-result` JSON file (with --append-result, one
+// object per run: the last one at e.Concurrency, else the last one).
+func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
+	d, err := readServeRun(file, e.Concurrency)
+	if err != nil {
+		return nil, err
+	}
 	if _, ok := d.keys["model_id"]; !ok {
 		if _, sg := d.keys["random_input_len"]; sg {
 			return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing: this looks like an SGLang bench_serving result (import it as sglang-bench)"}
@@ -173,15 +196,7 @@ func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
 	if v := d.str("vllm_version"); v != "" {
 		r.SourceVersion = v
 	}
-	c, ok, err := d.num("max_concurrency", false)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, &Error{File: file, Line: lineOfKey(d.data, d.line, "max_concurrency"), Field: "max_concurrency", Msg: "missing or null: an import needs a fixed-concurrency run"}
-	}
-	r.Concurrency = int(c)
-	agg, err := d.aggregatePoint()
+	agg, err := d.fixedRun(r)
 	if err != nil {
 		return nil, err
 	}
