@@ -1,14 +1,10 @@
 package openai_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +15,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 	"github.com/perfdag/perfdag/steps/sim"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 // childEnv selects a server role when the test binary re-executes itself: fidelity tests
@@ -27,16 +24,7 @@ import (
 // process either) and the benchmark's CPU accounting covers the client alone.
 const childEnv = "PERFDAG_OPENAI_TEST_SERVER"
 
-func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		if err := serveChild(role); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testkit.ChildMain(m, childEnv, serveChild) }
 
 // serveChild serves until stdin closes. role is "minimal:TTFTms:ITLms:N", "sim:<SimConfig
 // JSON>" or "probe".
@@ -72,51 +60,14 @@ func serveChild(role string) error {
 	default:
 		return fmt.Errorf("unknown child role %q", kind)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Println(ln.Addr().String())
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // parent closes stdin to stop us
-	return srv.Close()
+	return testkit.ServeChild(&http.Server{Handler: h}, nil)
 }
 
 // startChild runs a server role in a child process and returns its base URL; the child
 // ends when the test does.
 func startChild(t testing.TB, role string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+role)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("child server did not report its address: %v", err)
-	}
-	return "http://" + strings.TrimSpace(line)
+	return testkit.StartChild(t, childEnv, role)
 }
 
 // probe measures how late this machine wakes a sleeping process: a 1 ms timer loop in a

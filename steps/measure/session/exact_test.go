@@ -3,14 +3,10 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +19,7 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/openai"
 	"github.com/perfdag/perfdag/steps/measure/sse"
 	"github.com/perfdag/perfdag/steps/measure/workload"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 // exactTTFT is the exact-timing server's time to first token.
@@ -126,63 +123,20 @@ func (e *exactServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const childEnv = "PERFDAG_SESSION_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		if err := serveExact(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	testkit.ChildMain(m, childEnv, func(string) error { return serveExact() })
 }
 
-// serveExact serves the exact-timing server on a loopback port it prints, until stdin closes.
+// serveExact serves the exact-timing server in a child process, until the parent stops it.
 func serveExact() error {
 	e := &exactServer{sends: map[int]sent{}, conns: map[string]int64{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: e, ConnState: e.connState, ConnContext: withRx}
-	go func() { _ = srv.Serve(rxListener{ln}) }()
-	fmt.Println(ln.Addr().String())
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-	return srv.Close()
+	return testkit.ServeChild(srv, func(ln net.Listener) net.Listener { return rxListener{ln} })
 }
 
 // startExact starts the exact-timing server in a child process and returns its base URL.
 func startExact(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("exact-timing server did not report its address: %v", err)
-	}
-	return "http://" + strings.TrimSpace(line)
+	return testkit.StartChild(t, childEnv, "1")
 }
 
 // readTruth fetches the server's record of what it did.
