@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine"
@@ -148,7 +150,7 @@ func printPublish(a *app, dir string, out *strictpublish.Outcome) {
 	fmt.Fprintf(a.stdout, "published %s to %s (%s; sol_rigor %s, dcgm_grounded %t)\n", r.CampaignID, r.Lake, mode, r.SolRigor, r.DCGMGrounded)
 	tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
 	for _, t := range out.Receipt.Tables {
-		fmt.Fprintf(tw, "  %s\t%d rows\t(replaced %d)\n", t.Table, t.Rows, t.Replaced)
+		fmt.Fprintf(tw, "  %s\t%s\t(replaced %d)\n", t.Table, plural.N(t.Rows, "row"), t.Replaced)
 	}
 	tw.Flush()
 	var marks []string

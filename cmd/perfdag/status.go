@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
@@ -207,11 +209,11 @@ func statusExit(st *campaignStatus) error {
 	nodes := strings.Join(limitList(st.deciding, 3), ", ")
 	switch st.outcome {
 	case run.OutPending:
-		return exitf(ExitFailed, "%d node(s) never finished: %s (continue with 'perfdag resume %s')", len(st.deciding), nodes, st.Dir)
+		return exitf(ExitFailed, "%s never finished: %s (continue with 'perfdag resume %s')", plural.N(len(st.deciding), "node"), nodes, st.Dir)
 	case run.OutFailed:
-		return exitf(ExitFailed, "%d step(s) failed: %s", len(st.deciding), nodes)
+		return exitf(ExitFailed, "%s failed: %s", plural.N(len(st.deciding), "step"), nodes)
 	case run.OutGateFailed:
-		return exitf(ExitRefused, "%d step(s) did not pass a fail gate: %s", len(st.deciding), nodes)
+		return exitf(ExitRefused, "%s did not pass a fail gate: %s", plural.N(len(st.deciding), "step"), nodes)
 	}
 	return nil
 }

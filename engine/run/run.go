@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/events"
@@ -187,7 +189,7 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 			}
 		}
 	}
-	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: fmt.Sprintf("%d nodes", len(r.plan.Nodes))})
+	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: plural.N(len(r.plan.Nodes), "node")})
 	if err := w.setup(); err != nil {
 		return nil, err
 	}

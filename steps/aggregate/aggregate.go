@@ -163,7 +163,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	cells = append(cells, in.imported...)
 
-	progress(fmt.Sprintf("aggregate %d cells into the atlas", len(cells)))
+	progress("aggregate " + plural.N(len(cells), "cell") + " into the atlas")
 	r := campaigndir.Reader{Dir: t.Dir, Digest: func(rel string) (string, bool) {
 		if own[rel] {
 			return "", true // written just now by this step

@@ -18,7 +18,7 @@ import (
 	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
-const coverage40 = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points"
+const coverage40 = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweep | 1 failed cell | 232 plot-ready concurrency points"
 
 // fixture40 writes the seed's synthetic 40-cell campaign — hardware {H100, B200} × strategy
 // {EP, TP} × MTP {on, off} × max_num_batched_tokens {1024..16384}, six concurrencies each — as

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 	"github.com/johnfercher/maroto/v2/pkg/props"
 
@@ -104,7 +106,7 @@ func gateLines(vs []schema.GateVerdict) []string {
 		}
 		g.nodes = append(g.nodes, node)
 	}
-	out := []string{fmt.Sprintf("%d of %d gate checks passed.", passed, len(vs))}
+	out := []string{fmt.Sprintf("%d of %s passed.", passed, plural.N(len(vs), "gate check"))}
 	for _, id := range order {
 		g := groups[id]
 		nodes := strings.Join(g.nodes, ", ")
@@ -148,7 +150,7 @@ func caveats(v *view) []string {
 			if name == "" {
 				name = "undeclared"
 			}
-			parts = append(parts, fmt.Sprintf("%s: %s", name, plural(modes[m], "cell")))
+			parts = append(parts, fmt.Sprintf("%s: %s", name, plural.N(modes[m], "cell")))
 		}
 		out = append(out, "Cache mode: mixed ("+strings.Join(parts, ", ")+"). Compare cells only within one cache mode.")
 	}
@@ -177,28 +179,28 @@ func caveats(v *view) []string {
 		}
 	}
 	if undercount > 0 {
-		out = append(out, fmt.Sprintf("Steady window: %s with num_prompts < 2 x concurrency; their throughput is undercounted (ramp/drain-dominated window).", plural(undercount, "point")))
+		out = append(out, fmt.Sprintf("Steady window: %s with num_prompts < 2 x concurrency; their throughput is undercounted (ramp/drain-dominated window).", plural.N(undercount, "point")))
 	}
 	if evicted > 0 {
-		out = append(out, fmt.Sprintf("Evicted context: %s (%s) ran while the server evicted request context from its KV cache; their latencies include recomputation.", plural(len(evictedCells), "cell"), plural(evicted, "point")))
+		out = append(out, fmt.Sprintf("Evicted context: %s (%s) ran while the server evicted request context from its KV cache; their latencies include recomputation.", plural.N(len(evictedCells), "cell"), plural.N(evicted, "point")))
 	}
 	if suspect > 0 {
-		out = append(out, fmt.Sprintf("Reasoning parser: %s show TTFT == TTFO on a reasoning model, the fingerprint of an unconfigured reasoning parser.", plural(suspect, "point")))
+		out = append(out, fmt.Sprintf("Reasoning parser: %s show TTFT == TTFO on a reasoning model, the fingerprint of an unconfigured reasoning parser.", plural.N(suspect, "point")))
 	}
 	switch {
 	case ready == 0:
 	case grounded == 0:
-		out = append(out, fmt.Sprintf("Grounding: none of the %d plot-ready points is DCGM byte-grounded; every number rests on client-side throughput alone (sol_rigor L1).", ready))
+		out = append(out, fmt.Sprintf("Grounding: none of the %s is DCGM byte-grounded; every number rests on client-side throughput alone (sol_rigor L1).", plural.N(ready, "plot-ready point")))
 	case grounded < ready:
-		out = append(out, fmt.Sprintf("Grounding: %d of %d plot-ready points are DCGM byte-grounded (sol_rigor L3); the other %d rest on client-side throughput alone (L1).", grounded, ready, ready-grounded))
+		out = append(out, fmt.Sprintf("Grounding: %d of %s %s DCGM byte-grounded (sol_rigor L3); the other %d %s on client-side throughput alone (L1).", grounded, plural.N(ready, "plot-ready point"), verb(grounded, "is", "are"), ready-grounded, verb(ready-grounded, "rests", "rest")))
 	}
 	if reqs, errs, pts := requestErrors(v); errs > 0 {
-		out = append(out, fmt.Sprintf("Request errors: %d of %d requests failed, on %s; throughput counts only the requests that succeeded.", errs, reqs, plural(pts, "point")))
+		out = append(out, fmt.Sprintf("Request errors: %d of %s failed, on %s; throughput counts only the requests that succeeded.", errs, plural.N(reqs, "request"), plural.N(pts, "point")))
 	}
 	out = append(out, fidelityCaveats(v)...)
 	if v.coverage.Failed+v.coverage.Partial > 0 {
 		out = append(out, fmt.Sprintf("Failures: %s failed and %s partial; their missing points are grey in the heatmaps and absent from the scatter panes.",
-			plural(v.coverage.Failed, "cell"), plural(v.coverage.Partial, "cell")))
+			plural.N(v.coverage.Failed, "cell"), plural.N(v.coverage.Partial, "cell")))
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
@@ -77,11 +79,11 @@ func fidelityCaveats(v *view) []string {
 	if len(bases) > 0 {
 		var parts []string
 		for _, b := range slices.Sorted(maps.Keys(bases)) {
-			parts = append(parts, fmt.Sprintf("%s (%s)", basisName(b), plural(bases[b], "point")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", basisName(b), plural.N(bases[b], "point")))
 		}
 		s := "Token counts: OSL, ITL and tok/s count " + strings.Join(parts, " and ") + "; ISL is the asked prompt in o200k_base tokens."
 		if fallbacks > 0 {
-			s += fmt.Sprintf(" %s on %s carried no usage and were counted on o200k_base instead (token_basis_fallbacks).", plural(fallbacks, "valid request"), plural(fallbackPts, "point"))
+			s += fmt.Sprintf(" %s on %s carried no usage and were counted on o200k_base instead (token_basis_fallbacks).", plural.N(fallbacks, "valid request"), plural.N(fallbackPts, "point"))
 		}
 		out = append(out, s)
 	}
@@ -92,17 +94,17 @@ func fidelityCaveats(v *view) []string {
 				parts = append(parts, fmt.Sprintf("%s %+.1f %%", k, d))
 			}
 		}
-		s := fmt.Sprintf("Usage discrepancy: on %s the server's usage differs from the o200k_base count by more than %g %% on average", plural(discPts, "point"), stats.UsageDiffThresholdPct)
+		s := fmt.Sprintf("Usage discrepancy: on %s the server's usage differs from the o200k_base count by more than %g %% on average", plural.N(discPts, "point"), stats.UsageDiffThresholdPct)
 		if len(parts) > 0 {
 			s += " (largest: " + strings.Join(parts, ", ") + ")"
 		}
 		out = append(out, s+"; token throughput depends on which count is used.")
 	}
 	if truncPts > 0 {
-		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (its usage shows fewer prompt tokens than were sent, or a prompt and answer longer than its context, which it shifted); those points did not measure the declared ISL.", plural(truncated, "prompt"), plural(truncPts, "point")))
+		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (its usage shows fewer prompt tokens than were sent, or a prompt and answer longer than its context, which it shifted); those points did not measure the declared ISL.", plural.N(truncated, "prompt"), plural.N(truncPts, "point")))
 	}
 	if retries > 0 {
-		out = append(out, fmt.Sprintf("Connection retries: %s on %s were retried once after the server closed an idle connection.", plural(retries, "request"), plural(retryPts, "point")))
+		out = append(out, fmt.Sprintf("Connection retries: %s on %s were retried once after the server closed an idle connection.", plural.N(retries, "request"), plural.N(retryPts, "point")))
 	}
 	for _, class := range slices.Sorted(maps.Keys(msgs)) {
 		ms := msgs[class]
@@ -121,12 +123,12 @@ func fidelityCaveats(v *view) []string {
 		out = append(out, s+".")
 	}
 	if noEngine > 0 {
-		out = append(out, fmt.Sprintf("Engine metrics: on %s the server's /metrics held no known engine family (vLLM, SGLang, llama.cpp, TensorRT-LLM, Dynamo), so KV-cache, running and queued figures are missing there, not zero.", plural(noEngine, "point")))
+		out = append(out, fmt.Sprintf("Engine metrics: on %s the server's /metrics held no known engine family (vLLM, SGLang, llama.cpp, TensorRT-LLM, Dynamo), so KV-cache, running and queued figures are missing there, not zero.", plural.N(noEngine, "point")))
 	}
 	if len(gap) > 0 {
 		lo, hi := slices.Min(gap), slices.Max(gap)
 		out = append(out, fmt.Sprintf("Client vs server TTFT: on %s the client's TTFT p50 exceeds the server's own prompt time by %s ms (queueing, network and streaming overhead).",
-			plural(len(gap), "point"), msRange(lo, hi)))
+			plural.N(len(gap), "point"), msRange(lo, hi)))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -121,12 +120,12 @@ func distinct(xs []string) []string {
 	return out
 }
 
-// plural writes "1 cell" / "3 cells".
-func plural(n int, one string) string {
+// verb is the verb form that agrees with a count: verb(1, "is", "are") = "is".
+func verb(n int, one, many string) string {
 	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
+		return one
 	}
-	return fmt.Sprintf("%d %ss", n, one)
+	return many
 }
 
 // mean averages the non-nil values; nil when there are none.

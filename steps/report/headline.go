@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/johnfercher/maroto/v2/pkg/consts/align"
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 
@@ -32,14 +34,17 @@ func verdict(v *view) (string, bool) {
 	case len(v.in.Gates) == 0:
 		s = "Verdict: NOT GATED (no quality gates were evaluated)"
 	case failed > 0:
-		s, ok = fmt.Sprintf("Verdict: FAIL (%s failed, %d warned, %d passed)", plural(failed, "gate check"), warned, passed), false
+		s, ok = fmt.Sprintf("Verdict: FAIL (%s failed, %d warned, %d passed)", plural.N(failed, "gate check"), warned, passed), false
 	case warned > 0:
 		s = fmt.Sprintf("Verdict: PASS WITH WARNINGS (%d warned, %d passed)", warned, passed)
 	default:
 		s = fmt.Sprintf("Verdict: PASS (all %d gate checks passed)", passed)
+		if passed == 1 {
+			s = "Verdict: PASS (the 1 gate check passed)"
+		}
 	}
 	if n := v.coverage.Failed + v.coverage.Partial; n > 0 {
-		s += fmt.Sprintf("; %s incomplete", plural(n, "cell"))
+		s += fmt.Sprintf("; %s incomplete", plural.N(n, "cell"))
 		ok = false
 	}
 	return s + ".", ok

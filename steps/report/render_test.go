@@ -90,7 +90,7 @@ func TestRenderWithPartialDataSaysWhatIsMissing(t *testing.T) {
 	mustContain(t, text, allTitles...)
 	mustContain(t, text,
 		// 3 cells: aa-1k and aa-10k full, aa-100k failed; 4 plot-ready points.
-		"Coverage: 3 atlas cells | 2 full sweeps | 0 partial sweeps | 1 failed cells | 4 plot-ready concurrency points",
+		"Coverage: 3 atlas cells | 2 full sweeps | 0 partial sweeps | 1 failed cell | 4 plot-ready concurrency points",
 		"No DCGM data in this campaign.",
 		"No roofline sweep in this campaign.",
 		"No TPM summary (tpm_summary.json) in this campaign.",
@@ -217,7 +217,7 @@ func TestRenderSmokeFixture(t *testing.T) {
 	}
 	text := pdfText(t, out)
 	mustContain(t, text, allTitles...)
-	mustContain(t, text, "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points")
+	mustContain(t, text, "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweep | 1 failed cell | 232 plot-ready concurrency points")
 	for _, p := range report.Contents(in) {
 		// the fixture is synthetic throughout: it holds no measured-beside-imported point
 		if !p.HasData && p.Title != report.TitleAA && p.Title != report.TitleCompare {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 	"gonum.org/v1/plot/vg"
 
@@ -192,7 +194,7 @@ func scatterPage(d *doc, v *view, art *artwork) {
 		d.images(paneH, p[0], p[1])
 	}
 	if n := countFlag(v.rows, FlagEvicted); n > 0 {
-		d.para(fmt.Sprintf("%s carry the evicted flag: measured while the server evicted request context from its KV cache (latency includes recomputation).", plural(n, "plotted point")),
+		d.para(fmt.Sprintf("%s carry the evicted flag: measured while the server evicted request context from its KV cache (latency includes recomputation).", plural.N(n, "plotted point")),
 			7, fontstyle.Italic, &colorMuted)
 	}
 }
@@ -235,7 +237,7 @@ func gaps(v *view) string {
 		case t.status == schema.CellFailed:
 			failed = append(failed, id)
 		case t.miss > 0:
-			partial = append(partial, fmt.Sprintf("%s (%d of %d points missing)", id, t.miss, t.points))
+			partial = append(partial, fmt.Sprintf("%s (%d of %s missing)", id, t.miss, plural.N(t.points, "point")))
 		}
 	}
 	var parts []string

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/johnfercher/maroto/v2/pkg/consts/align"
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 	"gonum.org/v1/plot/vg"
@@ -74,7 +76,7 @@ func tpmPage(d *doc, v *view, art *artwork) {
 	if s.Caveat != "" {
 		d.para(s.Caveat, bodySize, fontstyle.Bold, nil)
 	}
-	node := fmt.Sprintf(" Per node = %d GPUs.", s.GPUsPerNode)
+	node := " Per node = " + plural.N(s.GPUsPerNode, "GPU") + "."
 	if v.device != "GPU" {
 		node = "" // a GPUs-per-node figure means nothing for a CPU or unknown device
 	}

@@ -32,7 +32,7 @@ func TestCoverageLineCountsCellsAndPoints(t *testing.T) {
 		mkRow("c", 1, "B200", 8, "EP", true, 4096, "failed", false),
 	}
 	// Expected by hand: 3 cells, 1 full, 1 partial, 1 failed, 2 + 1 = 3 plot-ready points.
-	want := "Coverage: 3 atlas cells | 1 full sweeps | 1 partial sweeps | 1 failed cells | 3 plot-ready concurrency points"
+	want := "Coverage: 3 atlas cells | 1 full sweep | 1 partial sweep | 1 failed cell | 3 plot-ready concurrency points"
 	v := newView(Input{Atlas: rows})
 	if v.covErr != nil {
 		t.Fatal(v.covErr)

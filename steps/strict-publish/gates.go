@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema"
 )
@@ -112,10 +114,14 @@ func message(g schema.Gate, ev *Evidence) string {
 	}
 	switch g.ID {
 	case GateGrounded:
-		return fmt.Sprintf("not DCGM-grounded: %d of %d plot-ready points are byte-grounded (sol_rigor %s); run dcgm-correlate for every cell (or import a roofline sweep with in-pod DCGM)",
-			ev.DCGMGroundedPoints, ev.PlotReadyPoints, ev.SolRigor)
+		are := "are"
+		if ev.DCGMGroundedPoints == 1 {
+			are = "is"
+		}
+		return fmt.Sprintf("not DCGM-grounded: %d of %s %s byte-grounded (sol_rigor %s); run dcgm-correlate for every cell (or import a roofline sweep with in-pod DCGM)",
+			ev.DCGMGroundedPoints, plural.N(ev.PlotReadyPoints, "plot-ready point"), are, ev.SolRigor)
 	case GateRoofline:
-		return fmt.Sprintf("a %s campaign with %d plot-ready points has no roofline page: import a prefill/decode sweep with roofline-import", ev.kind, ev.PlotReadyPoints)
+		return fmt.Sprintf("a %s campaign with %s has no roofline page: import a prefill/decode sweep with roofline-import", ev.kind, plural.N(ev.PlotReadyPoints, "plot-ready point"))
 	case GateQuality:
 		var parts []string
 		for i, v := range ev.Failing {

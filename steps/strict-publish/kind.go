@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/gate"
@@ -88,7 +90,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	r := &out.Result
-	summary := fmt.Sprintf("published %d rows to %s (sol_rigor %s", r.RowsPublished, r.Lake, r.SolRigor)
+	summary := fmt.Sprintf("published %s to %s (sol_rigor %s", plural.N(r.RowsPublished, "row"), r.Lake, r.SolRigor)
 	if !r.Strict {
 		summary += ", not strict"
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema"
@@ -163,7 +165,7 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	defer l.Close(context.WithoutCancel(ctx))
 	counts, err := l.Publish(ctx, pub, func(table string, rows int) {
-		progress(fmt.Sprintf("publishing %s: %d rows", table, rows))
+		progress(fmt.Sprintf("publishing %s: %s", table, plural.N(rows, "row")))
 	})
 	if err != nil {
 		return nil, err
@@ -177,7 +179,7 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 	for _, n := range counts {
 		rec.Tables = append(rec.Tables, schema.LakeTable{Table: n.Table, Rows: n.Rows, Replaced: n.Replaced})
 		out.Result.RowsPublished += n.Rows
-		fmt.Fprintf(logw, "lake %s: %s %d rows (replaced %d)\n", loc, n.Table, n.Rows, n.Replaced)
+		fmt.Fprintf(logw, "lake %s: %s %s (replaced %d)\n", loc, n.Table, plural.N(n.Rows, "row"), n.Replaced)
 	}
 	for _, v := range verdicts {
 		rec.Gates = append(rec.Gates, schema.PublishGate{ID: v.Gate, Severity: v.Severity, Rule: v.Rule, Passed: v.Passed, Message: v.Message})

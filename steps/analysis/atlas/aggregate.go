@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+
+	"github.com/perfdag/perfdag/engine/plural"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -21,10 +24,11 @@ type Coverage struct {
 	Rows      int `json:"rows"`       // all rows
 }
 
-// String is the coverage line in the seed's exact words.
+// String is the coverage line in the seed's words, each count agreeing in number ("1 partial
+// sweep", "2 failed cells"; the seed's own line reads "1 partial sweeps").
 func (c Coverage) String() string {
-	return fmt.Sprintf("Coverage: %d atlas cells | %d full sweeps | %d partial sweeps | %d failed cells | %d plot-ready concurrency points",
-		c.Cells, c.Full, c.Partial, c.Failed, c.PlotReady)
+	return "Coverage: " + strings.Join([]string{plural.N(c.Cells, "atlas cell"), plural.N(c.Full, "full sweep"),
+		plural.N(c.Partial, "partial sweep"), plural.N(c.Failed, "failed cell"), plural.N(c.PlotReady, "plot-ready concurrency point")}, " | ")
 }
 
 // rowKey orders the atlas: cell id, concurrency, then mean input tokens (a prefill ISL sweep

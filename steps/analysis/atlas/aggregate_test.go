@@ -64,7 +64,7 @@ func TestAggregateDirFixture40(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points"
+	const want = "Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweep | 1 failed cell | 232 plot-ready concurrency points"
 	if cov.String() != want {
 		t.Fatalf("coverage\n got %s\nwant %s", cov, want)
 	}
@@ -97,7 +97,7 @@ func TestAggregateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cov.String(); got != "Coverage: 2 atlas cells | 1 full sweeps | 0 partial sweeps | 1 failed cells | 2 plot-ready concurrency points" {
+	if got := cov.String(); got != "Coverage: 2 atlas cells | 1 full sweep | 0 partial sweeps | 1 failed cell | 2 plot-ready concurrency points" {
 		t.Errorf("coverage %s", got)
 	}
 	testkit.Golden(t, filepath.Join("testdata", "aggregate.golden.jsonl"), buf.Bytes())
@@ -245,5 +245,24 @@ func mustJSON(t *testing.T, path string, v any) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The coverage line's counts agree in number: one of each is singular ("1 partial sweep"),
+// none and two plural — not the seed's "1 partial sweeps".
+func TestCoverageLineAgreesInNumber(t *testing.T) {
+	for _, tc := range []struct {
+		c    Coverage
+		want string
+	}{
+		{Coverage{Cells: 1, Full: 1, Partial: 1, Failed: 1, PlotReady: 1},
+			"Coverage: 1 atlas cell | 1 full sweep | 1 partial sweep | 1 failed cell | 1 plot-ready concurrency point"},
+		{Coverage{Cells: 2, Full: 2, Partial: 2, Failed: 2, PlotReady: 2},
+			"Coverage: 2 atlas cells | 2 full sweeps | 2 partial sweeps | 2 failed cells | 2 plot-ready concurrency points"},
+		{Coverage{}, "Coverage: 0 atlas cells | 0 full sweeps | 0 partial sweeps | 0 failed cells | 0 plot-ready concurrency points"},
+	} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("Coverage%+v.String()\n got %q\nwant %q", tc.c, got, tc.want)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
@@ -106,7 +108,7 @@ func summarize(a *armAcc) (schema.ChampionArm, []string) {
 	}
 	b := a.best
 	if b == nil {
-		arm.RigorNote = fmt.Sprintf("no point meets the TPOT SLO (%d plot-ready points, %d with TPOT measured at or under it)", a.points, a.meet)
+		arm.RigorNote = fmt.Sprintf("no point meets the TPOT SLO (%s, %d with TPOT measured at or under it)", plural.N(a.points, "plot-ready point"), a.meet)
 		return arm, warnings
 	}
 	arm.FocusValue, arm.CellID, arm.Concurrency = &b.value, b.cell, b.conc
@@ -116,8 +118,8 @@ func summarize(a *armAcc) (schema.ChampionArm, []string) {
 	if b.grounded && b.kernelProfile {
 		arm.SolRigor = schema.RigorL4
 	}
-	arm.RigorNote = fmt.Sprintf("%s (%s) at the best point; %d of %d plot-ready points DCGM-grounded",
-		arm.SolRigor, RigorMeaning(arm.SolRigor), a.grounded, a.points)
+	arm.RigorNote = fmt.Sprintf("%s (%s) at the best point; %d of %s DCGM-grounded",
+		arm.SolRigor, RigorMeaning(arm.SolRigor), a.grounded, plural.N(a.points, "plot-ready point"))
 	if arm.SolRigor == schema.RigorL1 {
 		warnings = append(warnings, fmt.Sprintf("arm %s's best point rests on throughput only (L1): capture DCGM with the bench window to ground it", a.name))
 	}

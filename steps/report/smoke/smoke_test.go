@@ -210,7 +210,7 @@ func TestSmokeRenderReadsBack(t *testing.T) {
 	want := []string{
 		report.TitleCover, report.TitleScatter, report.TitleHeatmap, report.TitleAA, report.TitleTPM,
 		report.TitleDCGM, report.TitleRoofline, report.TitleChampion, report.TitleSpec, report.TitleCompare,
-		"Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweeps | 1 failed cells | 232 plot-ready concurrency points",
+		"Coverage: 40 atlas cells | 38 full sweeps | 1 partial sweep | 1 failed cell | 232 plot-ready concurrency points",
 		"Evicted context: 20 cells (120 points)",
 		"Settle discipline: used",
 		"Concurrency C = 8", "Concurrency C = 16", "Concurrency C = 32",
