@@ -3,10 +3,8 @@ package openai
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/measure/sse"
 	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
 
@@ -28,82 +26,98 @@ type analysis struct {
 	malformed      string // why a data message was not a JSON chunk
 }
 
-// analyze parses the messages of a finished stream. It runs after the stream has closed, so
-// none of this work delays a timestamp.
-func analyze(msgs []sse.Message) analysis {
-	var a analysis
-	var content, reasoning strings.Builder
-	var p chunkParser // the texts of its chunks are copied before the next parse
-	a.chunkNs = make([]int64, 0, len(msgs))
-	for i, m := range msgs {
-		if m.Event == "error" {
-			if a.sseError == "" {
-				a.sseError = m.Data
-				if a.sseError == "" {
-					a.sseError = "(no data)"
-				}
-			}
-			continue
-		}
-		if m.Done() {
-			continue
-		}
-		ch, err := p.parse(view(m.Data))
-		if err != nil {
-			if a.malformed == "" {
-				a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
-			}
-			continue
-		}
-		if ch.Error != "" { // the parser's own string (never a view)
-			if a.inBand == "" {
-				a.inBand = ch.Error
-			}
-			continue
-		}
-		if ch.Usage != nil {
-			a.usage = ch.Usage
-		}
-		if ch.Timings != nil {
-			a.timings = ch.Timings
-		}
-		if ch.Choices > 1 {
-			a.multiChoice = true
-		}
-		if ch.FinishReason != "" {
-			a.finish = ch.FinishReason
-		}
-		if !ch.Visible() {
-			continue
-		}
-		a.chunkNs = append(a.chunkNs, m.TimeNs)
-		if a.firstToken == 0 {
-			a.firstToken = m.TimeNs
-		}
-		a.lastContent = m.TimeNs
-		if ch.Content != "" {
-			content.WriteString(ch.Content)
-			if a.firstOutput == 0 {
-				a.firstOutput = m.TimeNs
-			}
-		}
-		if ch.Reasoning != "" {
-			reasoning.WriteString(ch.Reasoning)
-			if a.reasoningField == "" {
-				a.reasoningField = ch.ReasoningField
-			}
-		}
-	}
-	if len(a.chunkNs) == 0 {
-		a.chunkNs = nil // as before the slice was sized: a record without chunks has none
-	}
-	a.content, a.reasoning = content.String(), reasoning.String()
-	return a
+// analyzer reads the messages of one response as they are dispatched: after each one was
+// stamped (the SSE reader stamps a read before it looks at a byte), so parsing delays no
+// timestamp, and no message's data is kept once it is read: a stream costs its texts and
+// its stamps, not a copy of every chunk. The data it is given is only borrowed.
+type analyzer struct {
+	a                  analysis
+	content, reasoning strings.Builder
+	p                  chunkParser // the texts of its chunks are copied before the next parse
+	n                  int         // messages read
 }
 
-// view is s's bytes without a copy, for readers that never write to them (the JSON
-// decoders): one allocation less per message of every stream.
-func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+// add reads the next message: its event type, its data (not kept) and its stamp.
+func (z *analyzer) add(event string, data []byte, ns int64) {
+	a := &z.a
+	i := z.n
+	z.n++
+	if event == "error" {
+		if a.sseError == "" {
+			a.sseError = string(data)
+			if a.sseError == "" {
+				a.sseError = "(no data)"
+			}
+		}
+		return
+	}
+	if string(data) == "[DONE]" {
+		return
+	}
+	ch, err := z.p.parse(data)
+	if err != nil {
+		if a.malformed == "" {
+			a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
+		}
+		return
+	}
+	if ch.Error != "" { // the parser's own string (never a view)
+		if a.inBand == "" {
+			a.inBand = ch.Error
+		}
+		return
+	}
+	if ch.Usage != nil {
+		a.usage = ch.Usage
+	}
+	if ch.Timings != nil {
+		a.timings = ch.Timings
+	}
+	if ch.Choices > 1 {
+		a.multiChoice = true
+	}
+	if ch.FinishReason != "" {
+		a.finish = ch.FinishReason
+	}
+	if !ch.Visible() {
+		return
+	}
+	a.chunkNs = append(a.chunkNs, ns)
+	if a.firstToken == 0 {
+		a.firstToken = ns
+	}
+	a.lastContent = ns
+	if ch.Content != "" {
+		z.content.WriteString(ch.Content)
+		if a.firstOutput == 0 {
+			a.firstOutput = ns
+		}
+	}
+	if ch.Reasoning != "" {
+		z.reasoning.WriteString(ch.Reasoning)
+		if a.reasoningField == "" {
+			a.reasoningField = ch.ReasoningField
+		}
+	}
+}
+
+// messages is how many messages add was given (0 for a nil analyzer: no body was read).
+func (z *analyzer) messages() int {
+	if z == nil {
+		return 0
+	}
+	return z.n
+}
+
+// result is what the messages said (nothing, for a nil analyzer).
+func (z *analyzer) result() analysis {
+	if z == nil {
+		return analysis{}
+	}
+	a := z.a
+	a.content, a.reasoning = z.content.String(), z.reasoning.String()
+	return a
+}
 
 // countTokens counts the joined text once: per-chunk sums differ at BPE boundaries.
 func countTokens(s string) int { return tokens.Count(s) }

@@ -63,9 +63,9 @@ type Client struct {
 	// contextLen is the server's per-request context in its tokens (0 = unknown), set by
 	// Check; the truncation rule of every record reads it.
 	contextLen atomic.Int64
-	// analysis bounds how many finished streams are parsed and tokenized at once, leaving
-	// at least one CPU to the streams still being read: the client's own work must not
-	// delay the stamps of other requests.
+	// analysis bounds how many finished streams are tokenized and made records at once,
+	// leaving at least one CPU to the streams still being read: the client's own work must
+	// not delay the stamps of other requests.
 	analysis chan struct{}
 }
 

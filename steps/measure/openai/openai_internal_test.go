@@ -9,6 +9,22 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/tokens"
 )
 
+// analyze reads msgs as a stream's do: each one's data is lent to the analyzer in a buffer
+// the next message overwrites (as the SSE reader's), so an analysis that kept a view of it
+// would change.
+func analyze(msgs []sse.Message) analysis {
+	var z analyzer
+	var buf []byte
+	for _, m := range msgs {
+		buf = append(buf[:0], m.Data...)
+		z.add(m.Event, buf, m.TimeNs)
+		for i := range buf {
+			buf[i] = '#'
+		}
+	}
+	return z.result()
+}
+
 // msgs builds messages stamped 1, 2, 3… in order, so a test names a message by its stamp.
 func msgs(data ...string) []sse.Message {
 	out := make([]sse.Message, len(data))
@@ -46,8 +62,9 @@ func TestAnalyze(t *testing.T) {
 		chunks              int
 		content, reasoning  string
 		field, finish       string
-		usageCompletion     int // -1: no usage
-		sse, inband, malf   bool
+		usageCompletion     int    // -1: no usage
+		sse, inband         string // the error texts
+		malf                bool
 	}
 	cases := []struct {
 		name string
@@ -67,9 +84,9 @@ func TestAnalyze(t *testing.T) {
 		{"usage and DONE do not extend latency", msgs(content(" a"), finish, usage, done),
 			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", finish: "length", usageCompletion: 3}},
 		{"sse error event", msgs(content(" a"), "error\x00"+`{"error":{"message":"boom"}}`),
-			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, sse: true}},
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, sse: `{"error":{"message":"boom"}}`}},
 		{"in-band error", msgs(content(" a"), `{"error":{"code":500,"message":"boom"}}`),
-			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, inband: true}},
+			want{first: 1, output: 1, last: 1, chunks: 1, content: " a", usageCompletion: -1, inband: `{"code":500,"message":"boom"}`}},
 		{"error null is not an error", msgs(`{"error":null,"choices":[{"delta":{"content":"x"}}]}`, done),
 			want{first: 1, output: 1, last: 1, chunks: 1, content: "x", usageCompletion: -1}},
 		{"malformed chunk", msgs(content(" a"), `{"choices":[{"delta":{"content":" b"`, content(" c"), done),
@@ -84,7 +101,7 @@ func TestAnalyze(t *testing.T) {
 			a := analyze(c.in)
 			got := want{first: a.firstToken, output: a.firstOutput, last: a.lastContent, chunks: len(a.chunkNs),
 				content: a.content, reasoning: a.reasoning, field: a.reasoningField, finish: a.finish, usageCompletion: -1,
-				sse: a.sseError != "", inband: a.inBand != "", malf: a.malformed != ""}
+				sse: a.sseError, inband: a.inBand, malf: a.malformed != ""}
 			if a.usage != nil && a.usage.CompletionTokens != nil {
 				got.usageCompletion = *a.usage.CompletionTokens
 			}

@@ -53,8 +53,8 @@ func (c *Client) Complete(ctx context.Context, req Request) Result {
 
 // exchange is what one HTTP exchange produced, before interpretation.
 type exchange struct {
-	msgs     []sse.Message
-	readErr  error // nil or io.EOF when the body ended cleanly
+	an       *analyzer // the messages read, analysed as they came (nil: no body was read as a response)
+	readErr  error     // nil or io.EOF when the body ended cleanly
 	sawDone  bool
 	drained  bool // the client closed the stream itself after [DONE]
 	endNs    int64
@@ -130,8 +130,9 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 	return c.interpret(ctx, tctx, rec, x)
 }
 
-// exchange performs the request and reads the body. The loop between reads only stamps,
-// splits lines and copies data: JSON decoding and token counting wait until the end.
+// exchange performs the request and reads the body. Each message is stamped when the read
+// that brought its first byte returned (on Linux, with the kernel's receive time) and then
+// parsed (analyzer); token counting waits until the end.
 func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc) exchange {
 	var x exchange
 	var conn net.Conn
@@ -163,7 +164,8 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		x.readErr = err
 		x.notStreamed = hreq.Header.Get("Accept") == "text/event-stream"
 		if err == nil {
-			x.msgs = []sse.Message{{Data: string(b), TimeNs: x.endNs}}
+			x.an = &analyzer{}
+			x.an.add("", b, x.endNs)
 			x.sawDone = true
 			x.readErr = io.EOF
 		}
@@ -174,23 +176,23 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		clock = k
 	}
 	rd := sse.NewReader(resp.Body, clock)
-	x.msgs = make([]sse.Message, 0, 64)
+	x.an = &analyzer{}
 	var drain *time.Timer
 	var doneNs int64
 	for {
-		m, err := rd.Next()
+		m, err := rd.NextRaw() // its data is valid until the next call: add copies what it keeps
 		if err != nil {
 			x.readErr = err
 			break
 		}
 		if x.sawDone {
 			// Past [DONE] nothing counts; data there is a violation.
-			if m.Data != "" && !m.Done() {
+			if len(m.Data) > 0 && !m.Done() {
 				x.afterDone = true
 			}
 			continue
 		}
-		x.msgs = append(x.msgs, m)
+		x.an.add(m.Event, m.Data, m.TimeNs)
 		if m.Done() {
 			x.sawDone, doneNs = true, m.TimeNs
 			drain = time.AfterFunc(drainGrace, func() { cancelReq() })
@@ -237,7 +239,7 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		return Result{Record: rec}
 	}
 	c.analysis <- struct{}{}
-	a := analyze(x.msgs)
+	a := x.an.result()
 	res := Result{Content: a.content, Reasoning: a.reasoning}
 	rec.ChunkNs = a.chunkNs
 	rec.FirstTokenNs, rec.FirstOutputNs, rec.LastContentNs = a.firstToken, a.firstOutput, a.lastContent
@@ -269,7 +271,7 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorDropped, x.readErr)
 	case !x.sawDone && a.finish == "":
 		rec.ErrorClass = schema.ErrorDropped
-		rec.Error = fmt.Sprintf("stream ended without [DONE] or finish_reason after %d messages", len(x.msgs))
+		rec.Error = fmt.Sprintf("stream ended without [DONE] or finish_reason after %d messages", x.an.messages())
 	case a.firstToken == 0:
 		rec.ErrorClass, rec.Error = schema.ErrorEmpty, "finished without any content or reasoning"
 	}

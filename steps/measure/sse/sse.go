@@ -22,6 +22,19 @@ type Message struct {
 // Done reports the OpenAI end-of-stream sentinel `data: [DONE]`.
 func (m Message) Done() bool { return m.Data == "[DONE]" }
 
+// Raw is a dispatched message as the Reader holds it (NextRaw): Data is the Reader's own
+// buffer, valid only until the next call to Next or NextRaw, so a caller keeps what it
+// needs by copying (several messages into one buffer of its own, say).
+type Raw struct {
+	Event  string
+	Data   []byte
+	ID     string
+	TimeNs int64
+}
+
+// Done reports the OpenAI end-of-stream sentinel `data: [DONE]`.
+func (m Raw) Done() bool { return string(m.Data) == "[DONE]" }
+
 // ErrLineTooLong is returned when one line exceeds Reader.MaxLine bytes: a misbehaving server
 // must not make the client buffer without bound.
 var ErrLineTooLong = errors.New("sse: line too long")
@@ -106,25 +119,34 @@ func (r *Reader) Retry() (int64, bool) { return r.retryMs, r.hasRetry }
 // message still incomplete then is discarded, as the standard requires. Any other read error
 // is returned unchanged, after the complete messages before it.
 func (r *Reader) Next() (Message, error) {
+	m, err := r.NextRaw()
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Event: m.Event, Data: string(m.Data), ID: m.ID, TimeNs: m.TimeNs}, nil
+}
+
+// NextRaw is Next without a copy of the message's data: see Raw for how long it is valid.
+func (r *Reader) NextRaw() (Raw, error) {
 	for {
 		for {
 			line, lineNs, ok, err := r.line()
 			if err != nil {
-				return Message{}, err
+				return Raw{}, err
 			}
 			if !ok {
 				break
 			}
 			m, dispatched, err := r.process(line, lineNs)
 			if err != nil {
-				return Message{}, err
+				return Raw{}, err
 			}
 			if dispatched {
 				return m, nil
 			}
 		}
 		if r.readErr != nil {
-			return Message{}, r.readErr
+			return Raw{}, r.readErr
 		}
 		r.fill()
 	}
@@ -272,13 +294,13 @@ func lineEnd(b []byte) int {
 
 // process interprets one line; it returns a message when the line dispatches one, and
 // ErrEventTooLarge when a data line would take the message past maxEvent.
-func (r *Reader) process(line []byte, ns int64) (Message, bool, error) {
+func (r *Reader) process(line []byte, ns int64) (Raw, bool, error) {
 	if len(line) == 0 {
 		m, ok := r.dispatch()
 		return m, ok, nil
 	}
 	if line[0] == ':' {
-		return Message{}, false, nil // comment or keep-alive
+		return Raw{}, false, nil // comment or keep-alive
 	}
 	if !r.inMsg {
 		r.inMsg = true
@@ -305,7 +327,7 @@ func (r *Reader) process(line []byte, ns int64) (Message, bool, error) {
 			size++ // the joining LF
 		}
 		if size > r.maxEvent {
-			return Message{}, false, fmt.Errorf("%w: more than %d bytes of data in one message", ErrEventTooLarge, r.maxEvent)
+			return Raw{}, false, fmt.Errorf("%w: more than %d bytes of data in one message", ErrEventTooLarge, r.maxEvent)
 		}
 		if r.hasData {
 			r.data = append(r.data, '\n')
@@ -321,18 +343,19 @@ func (r *Reader) process(line []byte, ns int64) (Message, bool, error) {
 			r.retryMs, r.hasRetry = v, true
 		}
 	}
-	return Message{}, false, nil
+	return Raw{}, false, nil
 }
 
-// dispatch ends the current message block.
-func (r *Reader) dispatch() (Message, bool) {
+// dispatch ends the current message block. The data it returns is r.data, which the next
+// message overwrites.
+func (r *Reader) dispatch() (Raw, bool) {
 	ns, event, hasData := r.msgNs, r.event, r.hasData
 	data := r.data
 	r.inMsg, r.event, r.hasData, r.data = false, "", false, r.data[:0]
 	if !hasData {
-		return Message{}, false
+		return Raw{}, false
 	}
-	return Message{Event: event, Data: string(data), ID: r.lastID, TimeNs: ns}, true
+	return Raw{Event: event, Data: data, ID: r.lastID, TimeNs: ns}, true
 }
 
 // digits parses a non-empty run of ASCII digits.

@@ -344,3 +344,50 @@ func TestMessagesKeepTheirData(t *testing.T) {
 		}
 	}
 }
+
+// TestNextRawAgreesWithNext: NextRaw dispatches what Next does (a copy of its data, taken
+// before the next call, equals Next's), whole or a byte a read.
+func TestNextRawAgreesWithNext(t *testing.T) {
+	ins := []string{
+		"\xEF\xBB\xBFdata: a\n\nevent: e\nid: 7\ndata: b\ndata: c\n\n: keep-alive\n\ndata: [DONE]\n\n",
+		"data: a\r\n\r\nretry: 10\ndata\n\nerror: boom\n\nid\ndata: x\r\rdata: tail",
+		strings.Repeat(`data: {"choices":[{"delta":{"content":" the"}}]}`+"\n\n", 50),
+	}
+	for _, in := range ins {
+		for _, bytewise := range []bool{false, true} {
+			src := func() io.Reader {
+				if !bytewise {
+					return strings.NewReader(in)
+				}
+				p := &parts{}
+				for i := range len(in) {
+					p.p = append(p.p, []byte{in[i]})
+				}
+				return p
+			}
+			want, werr := readAll(t, NewReader(src(), counter()))
+			r := NewReader(src(), counter())
+			var got []Message
+			var gerr error
+			for {
+				m, err := r.NextRaw()
+				if err != nil {
+					gerr = err
+					break
+				}
+				if m.Done() != (string(m.Data) == "[DONE]") {
+					t.Fatalf("Done() %v for %q", m.Done(), m.Data)
+				}
+				got = append(got, Message{Event: m.Event, Data: string(m.Data), ID: m.ID, TimeNs: m.TimeNs})
+			}
+			if !errors.Is(gerr, werr) || len(got) != len(want) {
+				t.Fatalf("%q: NextRaw gave %d messages, err %v; Next %d, err %v", in, len(got), gerr, len(want), werr)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%q: message %d: NextRaw %+v, Next %+v", in, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
