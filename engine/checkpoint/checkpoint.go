@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -216,26 +217,81 @@ func (s *Store) LoadAll() (map[string]*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records == nil {
-		recs := map[string]*Record{}
-		data, err := os.ReadFile(s.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
-		}
-		if err == nil {
-			if recs, s.lines, err = parse(s.path, data); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := s.mergeSlices(recs); err != nil {
+		recs, lines, err := s.readMerged()
+		if err != nil {
 			return nil, err
 		}
-		s.records = recs
+		s.records, s.lines = recs, lines
 	}
 	out := make(map[string]*Record, len(s.records))
 	for k, v := range s.records {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// maxRereads bounds how often a reader starts over because the journal was replaced while it
+// read; a journal is replaced once per whole open (fold or compaction), so a few suffice.
+const maxRereads = 8
+
+// beforeSlices, when set (tests only), runs between reading the journal and the slice journals.
+var beforeSlices func()
+
+// readMerged reads the journal and the slice journals over it as one view. A whole opener
+// folding the slices renames the merged journal into place and only then removes them, so a
+// reader that read the journal before that rename and lists the slices after the removal
+// would miss their records (status while a campaign-scope slice starts). The reader keeps the
+// journal it read open and, once the slices are read, starts over if that is no longer the
+// file in place: when it still is, no fold had renamed it, so no slice it needed was removed.
+func (s *Store) readMerged() (map[string]*Record, int, error) {
+	for attempt := 1; ; attempt++ {
+		recs, lines, same, err := s.readOnce()
+		if err != nil || same {
+			return recs, lines, err
+		}
+		if attempt == maxRereads {
+			return nil, 0, fmt.Errorf("checkpoint journal %s was replaced %d times while being read", s.path, attempt)
+		}
+	}
+}
+
+// readOnce reads the journal, then the slice journals over it, and reports whether the
+// journal it read is still the one in place (both absent counts as the same).
+func (s *Store) readOnce() (recs map[string]*Record, lines int, same bool, err error) {
+	recs = map[string]*Record{}
+	var held fs.FileInfo
+	f, err := os.Open(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, 0, false, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
+	default:
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err == nil {
+			held, err = f.Stat()
+		}
+		if err != nil {
+			return nil, 0, false, fmt.Errorf("read checkpoint journal %s: %w", s.path, err)
+		}
+		if recs, lines, err = parse(s.path, data); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	if beforeSlices != nil {
+		beforeSlices()
+	}
+	if _, err := s.mergeSlices(recs); err != nil {
+		return nil, 0, false, err
+	}
+	now, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return recs, lines, held == nil, nil
+	case err != nil:
+		return nil, 0, false, fmt.Errorf("stat checkpoint journal %s: %w", s.path, err)
+	}
+	return recs, lines, held != nil && os.SameFile(held, now), nil
 }
 
 // Load returns a node's newest record; (nil, nil) when there is none.
