@@ -212,7 +212,7 @@ func summaryLine(res *Result, corr *schema.DCGMCorrelation) string {
 	if corr.DCGMGrounded {
 		state = "DCGM-grounded (" + corr.SolRigor + ")"
 	}
-	s := fmt.Sprintf("%s from %s: %d/%d points with data", state, res.Source, res.PointsWithData, res.Points)
+	s := fmt.Sprintf("%s from %s: %d of %s with data", state, res.Source, res.PointsWithData, plural.N(res.Points, "point"))
 	if res.PowerWattsPerGPUAvg > 0 {
 		s += fmt.Sprintf(", %.0f W/GPU avg", res.PowerWattsPerGPUAvg)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
@@ -50,7 +52,7 @@ func openSource(_ context.Context, t *engine.Task, p *Params, source string, poi
 				return nil, err
 			}
 			if doc.Failures > 0 {
-				fmt.Fprintf(log, "dcgm-correlate %s c%d: %d of %d exporter fetches failed during the window\n", t.Cell.ID, pt.Concurrency, doc.Failures, doc.Failures+doc.Scrapes)
+				fmt.Fprintf(log, "dcgm-correlate %s c%d: %d of %s failed during the window\n", t.Cell.ID, pt.Concurrency, doc.Failures, plural.N(doc.Failures+doc.Scrapes, "exporter fetch"))
 			}
 			all = append(all, doc.Samples...)
 			exporter = cmp.Or(exporter, doc.Exporter)

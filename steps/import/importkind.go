@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/perfdag/perfdag/engine/plural"
+
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -175,7 +177,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if v, ok := point.TTFT.Value("p50"); ok {
 		res.TTFTP50Ms, p50 = &v, fmt.Sprintf("%.1f ms", v)
 	}
-	sum := fmt.Sprintf("c%d: %s (%s stats), %d requests, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsFrom, point.RequestCount, p50, point.OutputTokenThroughput)
+	sum := fmt.Sprintf("c%d: %s (%s stats), %s, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsFrom, plural.N(point.RequestCount, "request"), p50, point.OutputTokenThroughput)
 	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
 }
 
