@@ -161,10 +161,24 @@ func Eval(p *vm.Program, env map[string]any) (bool, error) {
 	return b, nil
 }
 
-var unknownName = regexp.MustCompile(`unknown name ([A-Za-z_][A-Za-z0-9_]*)`)
+var (
+	unknownName    = regexp.MustCompile(`unknown name ([A-Za-z_][A-Za-z0-9_]*)`)
+	goType         = regexp.MustCompile(`\b(float64|float32|int64|int32|int|bool|interface \{\})\b`)
+	tokenOperator  = regexp.MustCompile(`unexpected token Operator\("([^"]*)"\)`)
+	mismatchedType = regexp.MustCompile(`mismatched types `)
+)
 
-// Explain turns an expr compile error into a message, the 1-based line and column inside the
-// rule text, and a hint naming the nearest valid field for a misspelling.
+// plainTypes names expr's Go types the way a rule's author thinks of them.
+var plainTypes = map[string]string{
+	"float64": "number", "float32": "number", "int64": "integer", "int32": "integer", "int": "integer",
+	"bool": "boolean", "interface {}": "any value",
+}
+
+// Explain turns an expr compile error into a message (Go type names put in plain words), the
+// 1-based line and column inside the rule text, and a hint: the nearest valid field for a
+// misspelling, else what to write instead for the common mistakes (= for ==, a rule that
+// stops after an operator, a comparison of a number with a string, a rule that is not true or
+// false).
 func Explain(err error, env map[string]any) (msg string, line, col int, hint string) {
 	msg = err.Error()
 	var fe *file.Error
@@ -181,6 +195,23 @@ func Explain(err error, env map[string]any) (msg string, line, col int, hint str
 		if hint == "" {
 			hint = "fields here: " + strings.Join(names, ", ")
 		}
+		return msg, line, col, hint
 	}
+	if m := tokenOperator.FindStringSubmatch(msg); m != nil {
+		msg = tokenOperator.ReplaceAllString(msg, `unexpected operator "$1"`)
+		if m[1] == "=" {
+			hint = `compare with == (e.g. status == "ok"); = is not an operator in rules`
+		}
+	}
+	switch {
+	case strings.Contains(msg, "unexpected token EOF"):
+		msg = strings.Replace(msg, "unexpected token EOF", "the rule ends too early", 1)
+		hint = "finish the expression after the last operator and close every ( and ["
+	case mismatchedType.MatchString(msg):
+		hint = `compare a number with a number (e.g. ttft_p50_ms < 500) and a string with a quoted string (e.g. status == "ok")`
+	case strings.HasPrefix(msg, "expected bool, but got"):
+		hint = "a rule must be true or false: compare the field, e.g. num_prompts >= 2 * concurrency"
+	}
+	msg = goType.ReplaceAllStringFunc(msg, func(t string) string { return plainTypes[t] })
 	return msg, line, col, hint
 }

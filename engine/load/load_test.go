@@ -134,7 +134,7 @@ func TestBadInputs(t *testing.T) {
 		{"bad foreach", head + cells + "pipeline:\n  - {id: x, kind: aggregate, foreach: cell}\n", "runs per campaign", 8},
 		{"bad severity", head + cells + "gates:\n  - {id: g, on: run-shape, rule: num_prompts > 1, severity: warning}\n", "not one of fail, warn", 8},
 		{"gate on nothing", head + cells + "gates:\n  - {id: g, on: runshape, rule: num_prompts > 1}\n", "no step id or kind", 8},
-		{"rule not boolean", head + cells + "gates:\n  - {id: g, on: run-shape, rule: num_prompts + 1}\n", "expected bool", 8},
+		{"rule not boolean", head + cells + "gates:\n  - {id: g, on: run-shape, rule: num_prompts + 1}\n", "expected boolean", 8},
 		{"bad with key", head + cells + "pipeline:\n  - {id: x, kind: exec, with: {comand: [ls]}}\n", `unknown key "comand"`, 8},
 		{"bad cron", head + cells + "schedule: {cron: \"61 * * * *\"}\n", "schedule.cron", 7},
 		{"bad timezone", head + cells + "schedule: {cron: \"0 3 * * 1\", timezone: Mars/Base}\n", "not a known time zone", 7},

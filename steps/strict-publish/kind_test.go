@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		{name: "misspelt fact in a rule", publish: "  gates:\n    - {id: grounded, rule: dcgm_grouned}\n",
 			want: []string{`12:28: publish.gates[0].rule: rule "dcgm_grouned": unknown name dcgm_grouned`}, hint: `did you mean "dcgm_grounded"?`},
 		{name: "rule that is not boolean", publish: "  gates:\n    - {id: count, rule: plot_ready_points}\n",
-			want: []string{"12:25: publish.gates[0].rule: rule \"plot_ready_points\": expected bool"}},
+			want: []string{"12:25: publish.gates[0].rule: rule \"plot_ready_points\": expected boolean"}},
 		{name: "gate without id, duplicate id, foreign on:, no rule", publish: "  gates:\n    - {rule: 'true'}\n    - {id: a, rule: 'true'}\n" +
 			"    - {id: a, rule: 'true', on: run-shape}\n    - {id: b}\n",
 			want: []string{"12:7: publish.gates[0]: strict gate 1 has no id", "14:12: publish.gates[2].id: strict gate id \"a\" is used twice",
