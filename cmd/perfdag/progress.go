@@ -78,7 +78,7 @@ func (p *progress) observe(e events.Event) {
 	case events.NodeStart:
 		p.running[e.Node] = ""
 		if !p.tty {
-			fmt.Fprintf(p.w, "[%d/%d] start  %s (%s)\n", p.finished, p.total, e.Node, e.Reason)
+			fmt.Fprintf(p.w, "[%d/%d] %-7s %s (%s)\n", p.finished, p.total, "start", e.Node, e.Reason)
 		}
 	case events.Progress:
 		p.running[e.Node] = e.Message

@@ -93,3 +93,19 @@ func TestProgressLineETA(t *testing.T) {
 		t.Errorf("all done: %q (no ETA when nothing remains)", got)
 	}
 }
+
+// TestProgressLinesAlign: off a terminal, a node's start line and its end line put the node
+// id in the same column (the log reads as two columns).
+func TestProgressLinesAlign(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, map[string]string{"prewarm[a]": "prewarm"})
+	p.observe(events.Event{Type: events.NodeStart, Node: "prewarm[a]", Reason: "never ran"})
+	p.observe(events.Event{Type: events.NodeEnd, Node: "prewarm[a]", Status: run.OutRan, Message: "prewarmed aa-1k"})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a start and an end line, got %q", b.String())
+	}
+	if i, j := strings.Index(lines[0], "prewarm[a]")-len("[0/1]"), strings.Index(lines[1], "prewarm[a]")-len("[1/1]"); i != j || i < 0 {
+		t.Errorf("node id in column %d on the start line, %d on the end line:\n%s", i, j, b.String())
+	}
+}
