@@ -95,13 +95,19 @@ prompts: use it as workload.dataset with mode: dataset-replay.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			// On a terminal one line counts up; elsewhere (a log, CI) only the total is written,
+			// not a run of carriage returns.
+			tty := isTerminal(a.stderr)
 			opts.Progress = func(done, total int) {
-				if done == total || done%max(1, total/20) == 0 {
+				switch {
+				case tty && (done == total || done%max(1, total/20) == 0):
 					fmt.Fprintf(a.stderr, "\r%d/%d prompts", done, total)
+				case !tty && done == total:
+					fmt.Fprintf(a.stderr, "%d/%d prompts", done, total)
 				}
 			}
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return err
+				return fmt.Errorf("create the directory of --out: %w", err)
 			}
 			if err := workload.GenerateFile(ctx, opts, out); err != nil {
 				fmt.Fprintln(a.stderr)
