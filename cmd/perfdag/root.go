@@ -92,7 +92,7 @@ func (a *app) commands() []*cobra.Command {
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return exit(ExitUsage, fmt.Errorf("%w\nsee '%s --help'", err, cmd.CommandPath()))
+			return exit(ExitUsage, fmt.Errorf("%w\nusage: %s\nsee '%s --help'", err, cmd.UseLine(), cmd.CommandPath()))
 		}
 		return nil
 	}
