@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -75,6 +76,9 @@ func TestPublishCommand(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
+		}
+		if !regexp.MustCompile(`campaign_v1 +1 row +\(replaced 0\)`).MatchString(out) || strings.Contains(out, " 1 rows") {
+			t.Errorf("one campaign_v1 row is not counted as \"1 row\":\n%s", out)
 		}
 	})
 
