@@ -45,10 +45,10 @@ func (a *app) baselineRecordCmd() *cobra.Command {
 		Short: "Register a campaign directory's numbers under a name",
 		Long: `Record reads DIR's atlas, its frozen campaign file and the scrape-spec windows its
 steps recorded (refusing a directory whose results no longer match its campaign file: finish
-it with 'perfdag resume DIR' first), maps one cell to the
-inference_perfbench_v1 schema and registers it under <registry>/inference/<name>/<UTC-ts>/,
-atomically. It prints the registry path, the snapshot's sha256 and the headline metrics at
-concurrency 16 (or the nearest concurrency measured, said so).
+it with 'perfdag resume DIR' first), maps one cell to the inference_perfbench_v1 schema and
+registers it under <registry>/inference/<name>/<UTC-ts>/, atomically. It prints the
+registry path, the snapshot's sha256 and the headline metrics at concurrency 16 (or the
+nearest concurrency measured, said so).
 
 One baseline holds one workload (its metrics are keyed by concurrency only): a campaign
 with several cells needs --cell; the usual weekly sweep has one cell and needs none.

@@ -30,10 +30,10 @@ campaign-scope node — with 'perfdag run FILE --out /campaigns/<workflow> --sli
 local run. Slices of different cells run at the same time (each writes its own journal);
 campaign-scope slices take the directory whole and hold its mutex. Tasks that load an
 endpoint hold that endpoint's mutex, named from its address, so two workflows never
-benchmark one server at once. Pods run as the image's user 65532 (fsGroup 65532); a
-campaign publishing to PostgreSQL reads PGPASSWORD from the Secret. API keys come from a Secret (one key per
-api_key_env). A campaign with schedule: becomes a CronWorkflow: cron → schedules, timezone →
-timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
+benchmark one server at once. Pods run as the image's user 65532 (fsGroup 65532). API keys
+come from a Secret (one key per api_key_env); a campaign publishing to PostgreSQL reads
+PGPASSWORD from it too. A campaign with schedule: becomes a CronWorkflow: cron → schedules,
+timezone → timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
 catchup_window → startingDeadlineSeconds. Argo has no queue policy: overlap queue becomes
 Allow (a due run starts at once; its load waits on the endpoint mutexes, and the two runs'
 tasks interleave). What the CronWorkflow cannot do as 'perfdag schedule' would (queue,

@@ -27,10 +27,11 @@ directory is never changed: --out DIR2 writes the summary's JSON, CSV and Markdo
 
 For each group it reports a peak point (the highest output tok/s/GPU of the sweep: a warm
 best case, not a commitment) and an SLA point (the highest output tok/s/GPU among points
-meeting TTFT mean <= --ttft-sla-ms and TPOT mean <= --tpot-sla-ms: the customer-commitment number),
-each per GPU, per replica (tensor_parallel GPUs) and per node (--gpus-per-node GPUs), for
-output and for total (input + output) tokens, with $ per 1M tokens from the campaign's cost:
-block over the default $/GPU-hour table, and tokens per watt where DCGM captured power. A
+meeting TTFT mean <= --ttft-sla-ms and TPOT mean <= --tpot-sla-ms: the
+customer-commitment number), each per GPU, per replica (tensor_parallel GPUs) and per node
+(--gpus-per-node GPUs), for output and for total (input + output) tokens, with $ per 1M
+tokens from the campaign's cost: block over the default $/GPU-hour table, and tokens per
+watt where DCGM captured power. A
 group whose rows carry no TPOT has no SLA point: it is left unset, never invented.
 
 Thresholds come from the campaign's tpm: block (defaults TTFT 2000 ms, TPOT 50 ms, 8 GPUs
