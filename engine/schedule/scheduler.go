@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/engine/workspace"
 )
 
@@ -212,12 +213,12 @@ func (s *Scheduler) evaluate(now time.Time) error {
 			j.restored = nil
 			j.st.Watermark = now
 			if ds.dropped > 0 {
-				n := fmt.Sprint(ds.dropped)
+				n := plural.N(ds.dropped, "missed slot")
 				if ds.more {
-					n = "more than " + n
+					n = fmt.Sprintf("more than %d missed slots", ds.dropped)
 				}
 				s.emit(Event{Action: EventMissed, Campaign: j.Name, Count: ds.dropped,
-					Detail: fmt.Sprintf("%s missed slot(s) not caught up (catchup_window %s, catchup_max %d)", n, j.Schedule.CatchupWindow.Duration, j.catchupMax)})
+					Detail: fmt.Sprintf("%s not caught up (catchup_window %s, catchup_max %d)", n, j.Schedule.CatchupWindow.Duration, j.catchupMax)})
 			}
 			s.accept(j, ds.accepted)
 			if err := s.save(j); err != nil {

@@ -131,11 +131,11 @@ func message(g schema.Gate, ev *Evidence) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s on %s (%s)", v.Gate, v.Node, or(v.Value, v.Rule)))
 		}
-		return fmt.Sprintf("%d fail-severity quality gate verdict(s) stand: %s; fix what they measure or relax the gates, then run again",
-			ev.GateFailures, strings.Join(parts, "; "))
+		return fmt.Sprintf("%s: %s; fix what they measure or relax the gates, then run again",
+			plural.Of(ev.GateFailures, "fail-severity quality gate verdict stands", "fail-severity quality gate verdicts stand"), strings.Join(parts, "; "))
 	default: // GateSteadyWind
-		return fmt.Sprintf("%d cell(s) ran num_prompts < 2 × concurrency (steady_window_undercount: %s), so their throughput is undercounted; re-run with more requests, or add steady_window_undercount to publish.acknowledge",
-			ev.UndercountCells, strings.Join(ev.FlaggedCells[schema.FlagSteadyWindowUndercount], ", "))
+		return fmt.Sprintf("%s ran num_prompts < 2 × concurrency (steady_window_undercount: %s), so their throughput is undercounted; re-run with more requests, or add steady_window_undercount to publish.acknowledge",
+			plural.N(ev.UndercountCells, "cell"), strings.Join(ev.FlaggedCells[schema.FlagSteadyWindowUndercount], ", "))
 	}
 }
 

@@ -95,7 +95,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		summary += ", not strict"
 	}
 	if len(r.Gaps) > 0 {
-		summary += fmt.Sprintf(", %d gap(s)", len(r.Gaps))
+		summary += ", " + plural.N(len(r.Gaps), "gap")
 	}
 	return engine.Result{Value: r, Outputs: []string{campaigndir.Receipt()}, Summary: summary + ")"}, nil
 }

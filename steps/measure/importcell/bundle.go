@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
 )
@@ -109,7 +110,7 @@ func BuildBundle(dir string, o BundleOptions) ([]schema.Cell, error) {
 		}
 	}
 	if len(cells) < 2 {
-		return nil, fmt.Errorf("bundle %s: %d arm(s): an A/B bundle has one directory per arm, at least two", dir, len(cells))
+		return nil, fmt.Errorf("bundle %s: %s: an A/B bundle has one directory per arm, at least two", dir, plural.N(len(cells), "arm"))
 	}
 	return cells, nil
 }

@@ -87,7 +87,7 @@ func TestBuildBundleDirectories(t *testing.T) {
 	}
 	one := t.TempDir()
 	copyDir(t, filepath.Join(bundle, "vllm"), filepath.Join(one, "vllm"))
-	if _, err := BuildBundle(one, BundleOptions{}); err == nil || !strings.Contains(err.Error(), "1 arm(s)") {
+	if _, err := BuildBundle(one, BundleOptions{}); err == nil || !strings.Contains(err.Error(), "bundle "+one+": 1 arm: ") {
 		t.Errorf("one arm: %v", err)
 	}
 	aip := t.TempDir()
