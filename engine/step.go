@@ -145,6 +145,10 @@ type Registry struct {
 	// result (a cell's identity, its shape): the engine never knows what a cell is made of.
 	// The generic fields (campaign, kind, cells, step, cell, concurrency) are always there.
 	RuleContext func(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any
+	// Files checks, at validate time, the files the campaign names outside itself that the
+	// domain reads (an endpoint's tokenizer file, ...), relative paths resolving in baseDir; a
+	// FieldError places its problem at the key that names the file.
+	Files func(c *schema.Campaign, baseDir string) []error
 }
 
 // NewRegistry builds a registry; duplicate or malformed kinds are programming errors.

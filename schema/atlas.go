@@ -56,13 +56,14 @@ type AtlasRow struct {
 	MeanOutputTokens    *float64 `json:"mean_output_tokens"`
 	ReasoningTokenAvg   *float64 `json:"reasoning_token_avg"`
 	ReasoningField      string   `json:"reasoning_field,omitempty"`
-	// TokenBasis is what the token metrics count: server (usage) or o200k_base; empty on rows
-	// from sources that did not say (imports of old files, fixtures).
+	// TokenBasis is what the token metrics count: server (usage), o200k_base or tokenizer:<file>;
+	// empty on rows from sources that did not say (imports of old files, fixtures).
 	TokenBasis string `json:"token_basis,omitempty"`
-	// TokenBasisFallbacks counts valid requests without usage that were counted on o200k_base
-	// under the server basis; nil when none.
+	// TokenBasisFallbacks counts valid requests without their basis's counts (no usage, no
+	// tokenizer count) that were counted on o200k_base; nil when none.
 	TokenBasisFallbacks *int `json:"token_basis_fallbacks,omitempty"`
-	// AIPerf's usage_*_diff_pct: mean (server − o200k_base) / o200k_base × 100; nil without usage.
+	// AIPerf's usage_*_diff_pct: mean (server − client) / client × 100, the client counting with
+	// the tokenizer file on a tokenizer basis, else o200k_base; nil without usage.
 	UsagePromptDiffPct     *float64 `json:"usage_prompt_diff_pct,omitempty"`
 	UsageCompletionDiffPct *float64 `json:"usage_completion_diff_pct,omitempty"`
 	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct,omitempty"`

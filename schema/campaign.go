@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // Campaign is one campaign YAML file: what to measure, against which endpoints, and how.
 type Campaign struct {
 	Version     int                 `yaml:"version" json:"version" range:"1,1" doc:"file format version; always 1"`
@@ -30,14 +35,52 @@ type Endpoint struct {
 	TimeoutS      float64    `yaml:"request_timeout_s,omitempty" json:"request_timeout_s,omitempty" range:"0,86400" doc:"per-request timeout in seconds (default 600)"`
 	Sim           *SimConfig `yaml:"sim,omitempty" json:"sim,omitempty" doc:"simulator behaviour for sim:// endpoints"`
 	ReasoningHint bool       `yaml:"reasoning,omitempty" json:"reasoning,omitempty" doc:"the served model is a reasoning model (enables the unconfigured-parser check)"`
-	TokenBasis    string     `yaml:"token_basis,omitempty" json:"token_basis,omitempty" enum:"server,o200k_base" doc:"what the token statistics count: server (the usage the server reports) or o200k_base (the client's count of the text); default server when every valid request carried usage, else o200k_base"`
+	TokenBasis    string     `yaml:"token_basis,omitempty" json:"token_basis,omitempty" enum:"server,o200k_base,tokenizer" doc:"what the token statistics count: server (the usage the server reports), o200k_base (the client's count of the text) or tokenizer (the client's count with the endpoint's tokenizer file); default tokenizer when tokenizer is set, else server when every valid request carried usage, else o200k_base"`
+	Tokenizer     string     `yaml:"tokenizer,omitempty" json:"tokenizer,omitempty" doc:"a Hugging Face tokenizer.json (relative to the campaign file), read offline, that the tokenizer basis counts the prompt and the returned text with; points name the basis tokenizer:<this path>"`
 }
 
 // Token bases a point's statistics can count with.
 const (
-	TokenBasisServer = "server"     // the server's usage (prompt_tokens, completion_tokens, ...)
-	TokenBasisO200k  = "o200k_base" // tiktoken o200k_base over the prompt and the returned text
+	TokenBasisServer    = "server"     // the server's usage (prompt_tokens, completion_tokens, ...)
+	TokenBasisO200k     = "o200k_base" // tiktoken o200k_base over the prompt and the returned text
+	TokenBasisTokenizer = "tokenizer"  // the endpoint's tokenizer.json over the prompt and the returned text
 )
+
+// TokenizerBasisPrefix starts the basis a point names when it counted with a tokenizer file:
+// "tokenizer:" + TokenizerName.
+const TokenizerBasisPrefix = TokenBasisTokenizer + ":"
+
+// IsTokenizerBasis reports whether a point's basis is a tokenizer file's.
+func IsTokenizerBasis(basis string) bool { return strings.HasPrefix(basis, TokenizerBasisPrefix) }
+
+// Basis is the token basis the endpoint's points count on, as they name it: "" (the default:
+// server or o200k_base, decided per point), server, o200k_base, or tokenizer:<name> when a
+// tokenizer file is set.
+func (e Endpoint) Basis(baseDir string) string {
+	if e.Tokenizer != "" && (e.TokenBasis == "" || e.TokenBasis == TokenBasisTokenizer) {
+		return TokenizerBasisPrefix + TokenizerName(baseDir, e.Tokenizer)
+	}
+	return e.TokenBasis
+}
+
+// TokenizerName names a tokenizer file in what perfdag writes: its path as the campaign wrote
+// it when that stays under the campaign file's directory (baseDir), else its base name — never
+// a machine path outside it.
+func TokenizerName(baseDir, path string) string {
+	rel := path
+	if filepath.IsAbs(path) {
+		r, err := filepath.Rel(baseDir, path)
+		if err != nil || baseDir == "" {
+			return filepath.Base(path)
+		}
+		rel = r
+	}
+	rel = filepath.Clean(rel)
+	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return filepath.Base(path)
+	}
+	return filepath.ToSlash(rel)
+}
 
 // Identity names what a cell measured; atlas rows, TPM groups and the report key on it.
 type Identity struct {

@@ -23,11 +23,15 @@ type RequestRecord struct {
 	UsageReasoning *int    `json:"usage_reasoning_tokens"`        // server usage, when sent
 	UsageCached    *int    `json:"usage_cached_tokens,omitempty"` // server usage prompt_tokens_details.cached_tokens, when sent
 	UsageMismatch  bool    `json:"usage_mismatch,omitempty"`      // |client − server| > min(5 %, 50)
-	ReasoningField string  `json:"reasoning_field,omitempty"`     // reasoning_content, reasoning, or empty
-	FinishReason   string  `json:"finish_reason,omitempty"`       // from the last choice that carried one
-	Status         int     `json:"status"`                        // HTTP status
-	ErrorClass     string  `json:"error_class,omitempty"`         // empty when valid; see ErrorClass* constants
-	Error          string  `json:"error,omitempty"`               // message, never containing the API key
+	// Counts with the endpoint's tokenizer file (token basis tokenizer:<name>); nil on other bases.
+	TokenizerInput     *int   `json:"tokenizer_input_tokens,omitempty"`     // the prompt text (no chat template, no BOS)
+	TokenizerOutput    *int   `json:"tokenizer_output_tokens,omitempty"`    // the answer text
+	TokenizerReasoning *int   `json:"tokenizer_reasoning_tokens,omitempty"` // the reasoning text
+	ReasoningField     string `json:"reasoning_field,omitempty"`            // reasoning_content, reasoning, or empty
+	FinishReason       string `json:"finish_reason,omitempty"`              // from the last choice that carried one
+	Status             int    `json:"status"`                               // HTTP status
+	ErrorClass         string `json:"error_class,omitempty"`                // empty when valid; see ErrorClass* constants
+	Error              string `json:"error,omitempty"`                      // message, never containing the API key
 	// ServerMessage is the server's own error text (SSE error field, JSON error body, HTTP
 	// status text), redacted, when the server said why it failed the request.
 	ServerMessage string `json:"server_message,omitempty"`
@@ -168,11 +172,12 @@ type Point struct {
 
 	// Token accounting (see TokenBasis*). ISL stays the asked (o200k_base) prompt size; OSL,
 	// output/reasoning tokens, ITL and the token throughputs count on TokenBasis.
-	TokenBasis          string `json:"token_basis"`                     // server or o200k_base: what OSL, ITL and tok/s count
-	TokenBasisFallbacks int    `json:"token_basis_fallbacks,omitempty"` // valid requests without usage counted on o200k_base under the server basis
+	TokenBasis          string `json:"token_basis"`                     // server, o200k_base or tokenizer:<file>: what OSL, ITL and tok/s count
+	TokenBasisFallbacks int    `json:"token_basis_fallbacks,omitempty"` // valid requests without the basis's counts (no usage, no tokenizer count) counted on o200k_base
 	ISLReceived         *Stat  `json:"isl_received"`                    // usage.prompt_tokens: the prompt the server actually processed
 	CachedTokens        *Stat  `json:"cached_tokens"`                   // usage.prompt_tokens_details.cached_tokens
-	// AIPerf's usage_*_diff_pct: mean over requests of (server − o200k_base) / o200k_base × 100.
+	// AIPerf's usage_*_diff_pct: mean over requests of (server − client) / client × 100, the
+	// client counting with the tokenizer file on a tokenizer basis, else o200k_base.
 	UsagePromptDiffPct     *float64 `json:"usage_prompt_diff_pct"`
 	UsageCompletionDiffPct *float64 `json:"usage_completion_diff_pct"`
 	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct"`

@@ -5,6 +5,8 @@ package steps
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/perfdag/perfdag/engine"
@@ -16,6 +18,7 @@ import (
 	"github.com/perfdag/perfdag/steps/exec"
 	importkind "github.com/perfdag/perfdag/steps/import"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/prewarm"
 	"github.com/perfdag/perfdag/steps/render"
 	rooflineimport "github.com/perfdag/perfdag/steps/roofline-import"
@@ -55,7 +58,25 @@ func Registry(extra ...engine.Kind) (*engine.Registry, error) {
 	r.Default = DefaultPipeline
 	r.Setup = setup
 	r.RuleContext = RuleContext
+	r.Files = files
 	return r, nil
+}
+
+// files checks every endpoint's tokenizer file at validate time: it must be a tokenizer.json
+// the tokenizer library builds (which also loads it for the run: hftok builds a file once).
+func files(c *schema.Campaign, baseDir string) []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(c.Endpoints)) {
+		ep := c.Endpoints[name]
+		if ep.Tokenizer == "" {
+			continue
+		}
+		if _, err := hftok.Load(hftok.Path(baseDir, ep.Tokenizer)); err != nil {
+			errs = append(errs, &engine.FieldError{Path: "endpoints." + name + ".tokenizer", Err: err,
+				Hint: "a Hugging Face tokenizer.json (what save_pretrained writes beside a model), relative to the campaign file"})
+		}
+	}
+	return errs
 }
 
 // setup starts an in-process simulator on a loopback port for every sim:// endpoint, and

@@ -289,7 +289,7 @@ func (s *Service) info(c *Compiled, sourcePath string) campaigndir.Info {
 	for _, n := range names {
 		ep := spec.Endpoints[n]
 		info.Endpoints = append(info.Endpoints, campaigndir.EndpointInfo{Name: n, URL: s.redact(ep.URL), Model: ep.Model,
-			APIKeyEnv: ep.APIKeyEnv, MetricsURL: s.redact(ep.MetricsURL), TokenBasis: ep.TokenBasis})
+			APIKeyEnv: ep.APIKeyEnv, MetricsURL: s.redact(ep.MetricsURL), TokenBasis: ep.Basis(c.File.BaseDir)})
 	}
 	deliveries := map[string]bool{}
 	for _, cell := range spec.Cells {

@@ -142,6 +142,9 @@ func TestBadInputs(t *testing.T) {
 		{"syntax", "version: 1\ncampaign: [\n", "YAML syntax", 0},
 		{"wrong type for cells", head + "cells: {id: a}\n", "want a list", 5},
 		{"api key literal", head + "  other: {url: \"http://x\", model: m, api_key_env: sk-123}\n" + cells, "not an environment variable name", 5},
+		{"tokenizer basis without a file", head + "  other: {url: \"http://x\", model: m, token_basis: tokenizer}\n" + cells, "token_basis tokenizer needs the tokenizer file", 5},
+		{"tokenizer on another basis", head + "  other: {url: \"http://x\", model: m, token_basis: server, tokenizer: t.json}\n" + cells, "tokenizer is only read on the tokenizer basis", 5},
+		{"unknown basis", head + "  other: {url: \"http://x\", model: m, token_basis: llama}\n" + cells, "not one of server, o200k_base, tokenizer", 5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

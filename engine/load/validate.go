@@ -134,6 +134,17 @@ func (v *validator) endpoints() {
 		if ep.APIKeyEnv != "" && !envName.MatchString(ep.APIKeyEnv) {
 			v.at(p+".api_key_env", false, "name the environment variable that holds the key, e.g. INFERENCE_API_KEY; never the key itself", "api_key_env %q is not an environment variable name", ep.APIKeyEnv)
 		}
+		switch {
+		case ep.TokenBasis == schema.TokenBasisTokenizer && ep.Tokenizer == "":
+			v.at(p+".token_basis", false, "tokenizer: path/to/tokenizer.json (a Hugging Face tokenizer file, relative to this file)", "endpoint %s: token_basis tokenizer needs the tokenizer file it counts with", name)
+		case ep.Tokenizer != "" && ep.TokenBasis != "" && ep.TokenBasis != schema.TokenBasisTokenizer:
+			v.at(p+".tokenizer", false, "drop tokenizer:, or set token_basis: tokenizer", "endpoint %s: tokenizer is only read on the tokenizer basis (token_basis is %s)", name, ep.TokenBasis)
+		}
+	}
+	if v.reg != nil && v.reg.Files != nil {
+		for _, err := range v.reg.Files(v.c.Spec, v.c.BaseDir) {
+			v.fieldError(err, "endpoints")
+		}
 	}
 }
 

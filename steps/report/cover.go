@@ -209,7 +209,8 @@ func caveats(v *view) []string {
 func islOSL(v *view) []string {
 	type acc struct {
 		isl, osl []*float64
-		server   bool // some row counts OSL on the server's usage
+		server   bool     // some row counts OSL on the server's usage
+		tokfile  []string // tokenizer:<file> bases some rows count OSL on
 	}
 	byShape := map[string]*acc{}
 	for i := range v.rows {
@@ -220,6 +221,9 @@ func islOSL(v *view) []string {
 			byShape[r.Shape] = a
 		}
 		a.server = a.server || r.TokenBasis == schema.TokenBasisServer
+		if schema.IsTokenizerBasis(r.TokenBasis) && !slices.Contains(a.tokfile, r.TokenBasis) {
+			a.tokfile = append(a.tokfile, r.TokenBasis)
+		}
 		if r.PlotReady {
 			a.isl = append(a.isl, r.MeanInputTokens)
 			a.osl = append(a.osl, r.MeanOutputTokens)
@@ -238,8 +242,13 @@ func islOSL(v *view) []string {
 		}
 		if isl, osl := mean(a.isl), mean(a.osl); isl != nil || osl != nil {
 			basis := "(o200k_base)"
-			if a.server {
+			switch {
+			case a.server && len(a.tokfile) > 0:
+				basis = "(ISL o200k_base, OSL server usage or " + strings.Join(a.tokfile, ", ") + ")"
+			case a.server:
 				basis = "(ISL o200k_base, OSL server usage)"
+			case len(a.tokfile) > 0:
+				basis = "(ISL o200k_base, OSL " + strings.Join(a.tokfile, ", ") + ")"
 			}
 			s += fmt.Sprintf("measured mean %s/%s tokens %s.", num(isl), num(osl), basis)
 		} else {

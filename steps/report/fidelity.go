@@ -25,6 +25,7 @@ func fidelityCaveats(v *view) []string {
 	bases := map[string]int{}
 	var fallbacks, fallbackPts, truncated, truncPts, retries, retryPts int
 	var discPts, noEngine int
+	var fallbackTok, discTok bool // some of those points count on a tokenizer file
 	maxDiff := map[string]float64{}
 	msgs := map[string][]string{}
 	var gap []float64
@@ -35,6 +36,7 @@ func fidelityCaveats(v *view) []string {
 		}
 		if n := deref(r.TokenBasisFallbacks); n > 0 {
 			fallbacks, fallbackPts = fallbacks+n, fallbackPts+1
+			fallbackTok = fallbackTok || schema.IsTokenizerBasis(r.TokenBasis)
 		}
 		if n := deref(r.TruncatedPrompts); n > 0 || hasFlag(r, schema.FlagTruncatedPrompts) {
 			truncated, truncPts = truncated+n, truncPts+1
@@ -63,6 +65,7 @@ func fidelityCaveats(v *view) []string {
 		}
 		if over {
 			discPts++
+			discTok = discTok || schema.IsTokenizerBasis(r.TokenBasis)
 		}
 		for class, ms := range r.ErrorMessages {
 			for _, m := range ms {
@@ -83,7 +86,11 @@ func fidelityCaveats(v *view) []string {
 		}
 		s := "Token counts: OSL, ITL and tok/s count " + strings.Join(parts, " and ") + "; ISL is the asked prompt in o200k_base tokens."
 		if fallbacks > 0 {
-			s += fmt.Sprintf(" %s on %s carried no usage and were counted on o200k_base instead (token_basis_fallbacks).", plural.N(fallbacks, "valid request"), plural.N(fallbackPts, "point"))
+			lacked := "carried no usage"
+			if fallbackTok {
+				lacked = "carried no usage or no tokenizer count"
+			}
+			s += fmt.Sprintf(" %s on %s %s and were counted on o200k_base instead (token_basis_fallbacks).", plural.N(fallbacks, "valid request"), plural.N(fallbackPts, "point"), lacked)
 		}
 		out = append(out, s)
 	}
@@ -94,7 +101,11 @@ func fidelityCaveats(v *view) []string {
 				parts = append(parts, fmt.Sprintf("%s %+.1f %%", k, d))
 			}
 		}
-		s := fmt.Sprintf("Usage discrepancy: on %s the server's usage differs from the o200k_base count by more than %g %% on average", plural.N(discPts, "point"), stats.UsageDiffThresholdPct)
+		client := "the o200k_base count"
+		if discTok {
+			client = "the client's count (the tokenizer file's on tokenizer bases, else o200k_base)"
+		}
+		s := fmt.Sprintf("Usage discrepancy: on %s the server's usage differs from %s by more than %g %% on average", plural.N(discPts, "point"), client, stats.UsageDiffThresholdPct)
 		if len(parts) > 0 {
 			s += " (largest: " + strings.Join(parts, ", ") + ")"
 		}
@@ -139,6 +150,9 @@ func basisName(b string) string {
 		return "the server's usage"
 	case schema.TokenBasisO200k:
 		return "the client's o200k_base count"
+	}
+	if schema.IsTokenizerBasis(b) {
+		return "the client's count with tokenizer file " + strings.TrimPrefix(b, schema.TokenizerBasisPrefix)
 	}
 	return b
 }

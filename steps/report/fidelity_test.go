@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,4 +62,29 @@ func TestCoverFidelityCaveats(t *testing.T) {
 		}
 	}
 	mustContain(t, text, "Caveats", "Request errors:") // the other caveats are still there
+}
+
+// TestCoverTokenizerBasis: points counted with a tokenizer file name it (never its machine path)
+// on the cover's ISL/OSL line and token-count caveat, and the discrepancy and fallback caveats
+// say the client's count was the file's.
+func TestCoverTokenizerBasis(t *testing.T) {
+	in := partialInput()
+	for i := range in.Atlas {
+		in.Atlas[i].TokenBasis = schema.TokenizerBasisPrefix + "tok/llama.json"
+	}
+	a := &in.Atlas[0]
+	a.TokenBasisFallbacks = iptr(2)
+	a.UsagePromptDiffPct = f(31.5)
+	a.Flags = append(a.Flags, schema.FlagUsageDiscrepancy)
+	out := filepath.Join(t.TempDir(), "out.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	text := pdfText(t, out)
+	mustContain(t, text,
+		"(ISL o200k_base, OSL tokenizer:tok/llama.json)",
+		fmt.Sprintf("Token counts: OSL, ITL and tok/s count the client's count with tokenizer file tok/llama.json (%d points)", len(in.Atlas)),
+		"2 valid requests on 1 point carried no usage or no tokenizer count and were counted on o200k_base instead",
+		"Usage discrepancy: on 1 point the server's usage differs from the client's count (the tokenizer file's on tokenizer bases, else o200k_base) by more than 10 % on average (largest: prompt +31.5 %)",
+	)
 }

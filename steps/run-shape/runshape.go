@@ -25,6 +25,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/session"
 	"github.com/perfdag/perfdag/steps/measure/stats"
@@ -97,7 +98,7 @@ func (r *Result) PointFiles() campaigndir.PointFiles { return r.Files }
 func inputs(t *engine.Task) any {
 	c := t.Cell
 	return map[string]any{
-		"endpoint":        endpointInputs(t.Endpoint),
+		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
 		"workload":        c.Workload,
 		"dataset":         datasetStamp(t),
 		"requests":        c.RequestsPerPoint.For(t.Concurrency),
@@ -108,13 +109,26 @@ func inputs(t *engine.Task) any {
 }
 
 // endpointInputs is the part of an endpoint a measurement depends on: the env var's name, never
-// the key.
-func endpointInputs(ep *schema.Endpoint) any {
+// the key; the token basis when one is set (as points name it), and a tokenizer file's
+// content (its SHA-256), so editing the file re-measures.
+func endpointInputs(ep *schema.Endpoint, baseDir string) any {
 	if ep == nil {
 		return nil
 	}
-	return map[string]any{"url": ep.URL, "model": ep.Model, "api_key_env": ep.APIKeyEnv, "metrics_url": ep.MetricsURL,
+	in := map[string]any{"url": ep.URL, "model": ep.Model, "api_key_env": ep.APIKeyEnv, "metrics_url": ep.MetricsURL,
 		"dcgm_url": ep.DCGMURL, "timeout_s": ep.TimeoutS, "sim": ep.Sim, "reasoning": ep.ReasoningHint}
+	basis := ep.Basis(baseDir)
+	if schema.IsTokenizerBasis(basis) {
+		sum, err := hftok.FileDigest(hftok.Path(baseDir, ep.Tokenizer))
+		if err != nil {
+			sum = "unreadable" // the step fails when it loads the file
+		}
+		in["tokenizer_sha256"] = sum
+	}
+	if basis != "" {
+		in["token_basis"] = basis
+	}
+	return in
 }
 
 // datasetStamp changes when a replay dataset changes (size and modification time: hashing a
@@ -190,7 +204,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
-		TokenBasis: t.Endpoint.TokenBasis, WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs})
+		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs})
 	point.MetricsFamilies = families
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err

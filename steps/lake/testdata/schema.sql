@@ -54,8 +54,8 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   mean_output_tokens DOUBLE PRECISION,
   reasoning_token_avg DOUBLE PRECISION,
   reasoning_field TEXT,
-  token_basis TEXT, -- what the token metrics count: server (usage) or o200k_base; NULL when the source did not say
-  token_basis_fallbacks BIGINT, -- valid requests without usage counted on o200k_base under the server basis; NULL when none
+  token_basis TEXT, -- what the token metrics count: server (usage), o200k_base, or tokenizer:<file> (the client's count with a tokenizer.json); NULL when the source did not say
+  token_basis_fallbacks BIGINT, -- valid requests without their basis's counts (no usage, no tokenizer count) counted on o200k_base; NULL when none
   truncated_prompts BIGINT, -- requests whose prompt the server cut; NULL when none
   retries BIGINT, -- requests retried after a stale idle connection; NULL when none
   error_messages_json TEXT, -- distinct redacted server messages per error class, as JSON

@@ -17,6 +17,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
+	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/openai"
 	"github.com/perfdag/perfdag/steps/measure/workload"
@@ -39,6 +40,8 @@ type Session struct {
 	Model    string
 	cell     string
 	warmed   openai.Warmed
+	// tok counts prompt and texts when the endpoint's basis is a tokenizer file (nil otherwise).
+	tok *hftok.Tokenizer
 }
 
 // Open prepares a session for the task's cell (or for w when given, e.g. a prewarm shape).
@@ -56,12 +59,17 @@ func Open(ctx context.Context, t *engine.Task, w schema.Workload, salt string) (
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s: %w", t.EndpointKey, err)
 	}
+	tok, err := hftok.ForEndpoint(t.Endpoint, t.BaseDir)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("endpoint %s tokenizer: %w", t.EndpointKey, err)
+	}
 	src, err := workload.OpenContext(ctx, w, t.BaseDir, salt)
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("cell %s workload: %w", cellID(t), err)
 	}
-	return &Session{Endpoint: res, Client: client, Source: src, Workload: w, Model: t.Endpoint.Model, cell: cellID(t)}, nil
+	return &Session{Endpoint: res, Client: client, Source: src, Workload: w, Model: t.Endpoint.Model, cell: cellID(t), tok: tok}, nil
 }
 
 // Close releases the session's connections.
@@ -79,9 +87,9 @@ func (s *Session) Send(ctx context.Context, phase string, i int) schema.RequestR
 }
 
 // send streams request i of phase sent at concurrency (which only a deterministic simulator
-// reads: its virtual clock places the request in the closed loop). A client that defers
-// token counts leaves the texts in pending for a count after the window; with pending nil
-// they are counted now.
+// reads: its virtual clock places the request in the closed loop). Token counts (o200k_base
+// when the client defers them, the endpoint's tokenizer file when it has one) wait in pending
+// for a count after the window; with pending nil they are made now.
 func (s *Session) send(ctx context.Context, phase string, concurrency, i int, pending *texts) schema.RequestRecord {
 	p, err := s.Source.Prompt(i)
 	if err != nil {
@@ -95,33 +103,51 @@ func (s *Session) send(ctx context.Context, phase string, concurrency, i int, pe
 		return s.Endpoint.Virtual(s.cell, phase, concurrency, i, p.InputTokens, p.OutputTokens)
 	}
 	res := s.Client.Stream(ctx, openai.Request{Index: i, Phase: phase, Body: body, InputTokens: p.InputTokens, RequestedOut: p.OutputTokens})
-	if s.Client.DefersCounts() {
-		if pending == nil {
-			openai.CountTokens(&res.Record, res.Content, res.Reasoning)
-		} else {
-			pending.put(i, res)
-		}
+	if pending != nil {
+		pending.put(i, p.Text, res, s.Client.DefersCounts())
+		return res.Record
 	}
+	if s.Client.DefersCounts() {
+		openai.CountTokens(&res.Record, res.Content, res.Reasoning)
+	}
+	s.countTokenizer(&res.Record, p.Text, res.Content, res.Reasoning)
 	return res.Record
 }
 
-// texts keeps the answer and reasoning of a window's requests until their tokens are counted.
-type texts struct {
-	mu sync.Mutex
-	by map[int][2]string
+// countTokenizer fills a record's counts on the endpoint's tokenizer file, if it has one; a
+// failed request has no answer to count.
+func (s *Session) countTokenizer(rec *schema.RequestRecord, prompt, content, reasoning string) {
+	if s.tok != nil && rec.ErrorClass == "" {
+		s.tok.Counts(rec, prompt, content, reasoning)
+	}
 }
 
-func (t *texts) put(i int, res openai.Result) {
+// texts keeps the prompt, answer and reasoning of a window's requests until their tokens are
+// counted.
+type texts struct {
+	mu sync.Mutex
+	by map[int]pendingText
+}
+
+type pendingText struct {
+	prompt, content, reasoning string
+	o200k                      bool // the client deferred its o200k_base counts too
+}
+
+func (t *texts) put(i int, prompt string, res openai.Result, o200k bool) {
 	t.mu.Lock()
-	t.by[i] = [2]string{res.Content, res.Reasoning}
+	t.by[i] = pendingText{prompt, res.Content, res.Reasoning, o200k}
 	t.mu.Unlock()
 }
 
 // count fills the records' token counts from the kept texts.
-func (t *texts) count(recs []schema.RequestRecord) {
+func (s *Session) count(t *texts, recs []schema.RequestRecord) {
 	for k := range recs {
 		if tx, ok := t.by[recs[k].Index]; ok {
-			openai.CountTokens(&recs[k], tx[0], tx[1])
+			if tx.o200k {
+				openai.CountTokens(&recs[k], tx.content, tx.reasoning)
+			}
+			s.countTokenizer(&recs[k], tx.prompt, tx.content, tx.reasoning)
 		}
 	}
 }
@@ -142,14 +168,14 @@ func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, pr
 		s.warmed = s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
 	}
 	var pending *texts
-	if s.Endpoint.Virtual == nil && s.Client.DefersCounts() {
-		pending = &texts{by: map[int][2]string{}}
+	if s.Endpoint.Virtual == nil && (s.Client.DefersCounts() || s.tok != nil) {
+		pending = &texts{by: map[int]pendingText{}}
 	}
 	recs, err := loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
 		return s.send(ctx, phase, cfg.Concurrency, i, pending)
 	}, progress)
 	if pending != nil {
-		pending.count(recs) // after the window: it spent no CPU on tokenizing
+		s.count(pending, recs) // after the window: it spent no CPU on tokenizing
 	}
 	return recs, err
 }

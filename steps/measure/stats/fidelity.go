@@ -41,8 +41,15 @@ type tokenCount struct {
 }
 
 // countOn counts a record on basis: the server's usage (completion_tokens includes reasoning
-// tokens, as OpenAI defines it), or the client's o200k_base counts.
+// tokens, as OpenAI defines it), the client's counts with a tokenizer file, or the client's
+// o200k_base counts (also the fallback of a record without the basis's counts).
 func countOn(basis string, r schema.RequestRecord) tokenCount {
+	if schema.IsTokenizerBasis(basis) {
+		if in, out, reasoning, ok := tokenizerCounts(r); ok {
+			return tokenCount{input: in, output: out, reasoning: reasoning}
+		}
+		return tokenCount{input: r.InputTokens, output: r.OutputTokens, reasoning: r.ReasoningTok, fallback: true}
+	}
 	if basis == schema.TokenBasisServer {
 		if r.UsageComplete != nil {
 			c := tokenCount{input: r.InputTokens, output: *r.UsageComplete}
@@ -60,7 +67,28 @@ func countOn(basis string, r schema.RequestRecord) tokenCount {
 	return tokenCount{input: r.InputTokens, output: r.OutputTokens, reasoning: r.ReasoningTok}
 }
 
-// diffPct is AIPerf's usage_*_diff_pct of one request: (server − client) / client × 100; ok
+// tokenizerCounts are a record's counts with the endpoint's tokenizer file, ok false when it
+// has none (another basis, or the library failed on its text).
+func tokenizerCounts(r schema.RequestRecord) (input, output, reasoning int, ok bool) {
+	if r.TokenizerInput == nil || r.TokenizerOutput == nil || r.TokenizerReasoning == nil {
+		return 0, 0, 0, false
+	}
+	return *r.TokenizerInput, *r.TokenizerOutput, *r.TokenizerReasoning, true
+}
+
+// clientCounts are the client's counts the usage discrepancy compares the server's with: the
+// tokenizer file's on its basis (where the record has them), else o200k_base.
+func clientCounts(basis string, r schema.RequestRecord) (input, output, reasoning int) {
+	if schema.IsTokenizerBasis(basis) {
+		if in, out, rs, ok := tokenizerCounts(r); ok {
+			return in, out, rs
+		}
+	}
+	return r.InputTokens, r.OutputTokens, r.ReasoningTok
+}
+
+// diffPct is AIPerf's usage_*_diff_pct of one request: (server − client) / client × 100, the
+// client counting on the point's basis when that is a tokenizer file, else o200k_base; ok
 // false when either side is missing or the client count is zero.
 func diffPct(server *int, client int) (float64, bool) {
 	if server == nil || client <= 0 {
@@ -106,18 +134,19 @@ func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 		if r.UsageCached != nil {
 			cached = append(cached, float64(*r.UsageCached))
 		}
-		if v, ok := diffPct(r.UsagePrompt, r.InputTokens); ok {
+		cIn, cOut, cReason := clientCounts(p.TokenBasis, r)
+		if v, ok := diffPct(r.UsagePrompt, cIn); ok {
 			prompt = append(prompt, v)
 		}
 		if r.UsageComplete != nil && r.UsageReasoning != nil {
 			ans := *r.UsageComplete - *r.UsageReasoning
-			if v, ok := diffPct(&ans, r.OutputTokens); ok {
+			if v, ok := diffPct(&ans, cOut); ok {
 				completion = append(completion, v)
 			}
-			if v, ok := diffPct(r.UsageReasoning, r.ReasoningTok); ok {
+			if v, ok := diffPct(r.UsageReasoning, cReason); ok {
 				reasoning = append(reasoning, v)
 			}
-		} else if v, ok := diffPct(r.UsageComplete, r.OutputTokens+r.ReasoningTok); ok {
+		} else if v, ok := diffPct(r.UsageComplete, cOut+cReason); ok {
 			completion = append(completion, v)
 		}
 		if t := r.Timings; t != nil {

@@ -60,6 +60,34 @@ func TestTokenBasis(t *testing.T) {
 	}
 }
 
+// TestTokenizerBasis: on a tokenizer:<file> basis OSL and ITL count the file's counts, the
+// usage discrepancy compares the server's usage with them (not with o200k_base), and a record
+// without them is counted on o200k_base and said so.
+func TestTokenizerBasis(t *testing.T) {
+	const basis = schema.TokenizerBasisPrefix + "tok/tokenizer.json"
+	recs := basisRecords()
+	// The file counts the prompt as 160 tokens, the answers as 128 and 120.
+	recs[0].TokenizerInput, recs[0].TokenizerOutput, recs[0].TokenizerReasoning = ip(160), ip(128), ip(0)
+	recs[1].TokenizerInput, recs[1].TokenizerOutput, recs[1].TokenizerReasoning = ip(160), ip(120), ip(0)
+	p := Compute(recs, Options{Concurrency: 2, TokenBasis: basis})
+	if p.TokenBasis != basis || p.TokenBasisFallbacks != 0 {
+		t.Fatalf("token_basis %q fallbacks %d, want %q and none", p.TokenBasis, p.TokenBasisFallbacks, basis)
+	}
+	if !near(p.MeanOSL, 124) || !near(p.ITL.Avg, (1270.0/127+1270.0/119)/2) || !near(p.MeanISL, 100) {
+		t.Errorf("mean OSL %v ITL %v ISL %v: want 124, the file's ITL, and the asked 100", p.MeanOSL, p.ITL.Avg, p.MeanISL)
+	}
+	// prompt: (200 − 160) / 160 = +25 %; completion: 0 % and (128 − 120) / 120 = +6.67 %.
+	if p.UsagePromptDiffPct == nil || !near(*p.UsagePromptDiffPct, 25) || p.UsageCompletionDiffPct == nil ||
+		!near(*p.UsageCompletionDiffPct, (0+800.0/120)/2) || !p.UsageDiscrepancy {
+		t.Errorf("diff pct prompt %v completion %v discrepancy %v", p.UsagePromptDiffPct, p.UsageCompletionDiffPct, p.UsageDiscrepancy)
+	}
+	recs[1].TokenizerInput, recs[1].TokenizerOutput, recs[1].TokenizerReasoning = nil, nil, nil
+	p = Compute(recs, Options{Concurrency: 2, TokenBasis: basis})
+	if p.TokenBasisFallbacks != 1 || !near(p.MeanOSL, (128+90)/2.0) {
+		t.Errorf("fallbacks %d mean OSL %v: want 1, and 90 o200k_base tokens for the request without a count", p.TokenBasisFallbacks, p.MeanOSL)
+	}
+}
+
 func TestFidelityFields(t *testing.T) {
 	p := Compute(basisRecords(), Options{Concurrency: 2, WarmConnections: 2, WarmConnectNs: []int64{1e6, 3e6}})
 	if p.WarmConnections != 2 || p.WarmConnectMs == nil || !near(p.WarmConnectMs.Avg, 2) || p.WarmConnectMs.Max != 3 {

@@ -30,8 +30,9 @@ type Options struct {
 	Mode           string
 	GPUs           int  // GPUs serving the endpoint, for the per-GPU throughputs (0 = not known)
 	ReasoningModel bool // the caller expects reasoning: flags a parser that folds it into content
-	// TokenBasis is the endpoint's token_basis: server, o200k_base, or "" for the default
-	// (server when every valid request carried usage, else o200k_base).
+	// TokenBasis is the endpoint's basis as points name it (schema.Endpoint.Basis): server,
+	// o200k_base, tokenizer:<file>, or "" for the default (server when every valid request
+	// carried usage, else o200k_base).
 	TokenBasis string
 	// WarmConnections and WarmConnectNs are the connections opened before the window and
 	// what each cost (openai.Warmed), recorded on the point beside the window's own connects.

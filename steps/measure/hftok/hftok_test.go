@@ -1,0 +1,104 @@
+package hftok
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixture is the tokenizer.json of the peers model (../shared/peers/models/tiny-llama-2L-256.gguf),
+// made by testdata/gguf2tokenizer (see testdata/README.md).
+const fixture = "testdata/tiny-llama-2L-256.tokenizer.json"
+
+// TestCountMatchesServer: the counts are what llama-server's own POST /tokenize
+// (add_special false) answered for these texts with that model — byte fallback included
+// (characters outside the vocabulary are one token per UTF-8 byte).
+func TestCountMatchesServer(t *testing.T) {
+	tk, err := Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 4},
+		{"Hello, world", 6},
+		{"The quick brown fox jumps over the lazy dog.", 17},
+		{"  two  spaces", 8},
+		{"naïve café — 80–130 ms", 20},
+		{"日本語 🎉", 15},
+		{"rzt kdcrzt kdc bgg bggeiynxvngqrzteiynxv", 14},
+	}
+	for _, c := range cases {
+		got, err := tk.Count(c.text)
+		if err != nil || got != c.want {
+			t.Errorf("Count(%q) = %d, %v; the server counts %d", c.text, got, err, c.want)
+		}
+	}
+}
+
+// TestLoadOnceOffline: the same bytes build once per process, under another name too, and
+// loading touches neither the home directory (the library's cache) nor the network.
+func TestLoadOnceOffline(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GO_TOKENIZER", "")
+	a, err := Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "renamed.json")
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != c {
+		t.Error("the same file under another name was built twice")
+	}
+	d, err := Digest(other)
+	if err != nil || d != a.Digest || len(d) != 64 {
+		t.Errorf("Digest = %q, %v; want the loaded tokenizer's %q", d, err, a.Digest)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 0 {
+		t.Errorf("loading wrote into $HOME: %v", ents)
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "absent.json"), "no such file"},
+		{"directory", dir, "not a regular file"},
+		{"not json", write("yaml.json", "model: x\n"), "not JSON"},
+		{"no model", write("nomodel.json", `{"version":"1.0"}`), "no model object"},
+		{"unknown model", write("odd.json", `{"model":{"type":"Magic"}}`), `model.type "Magic"`},
+		{"malformed vocab", write("vocab.json", `{"model":{"type":"BPE","vocab":5,"merges":[]}}`), "malformed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(c.path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Load(%s) = %v, want an error saying %q", c.path, err, c.want)
+			}
+		})
+	}
+}
