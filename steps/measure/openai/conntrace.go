@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http/httptrace"
+	"sync"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -21,30 +22,53 @@ type connTrace struct {
 	resent                    bool  // the client sent it again after a stale connection failed the write
 }
 
-// trace returns the hooks that fill t on clock now; gotConn also receives each connection.
-// The transport calls them from the request's goroutine or its dialer, never concurrently
-// for one request.
-func (t *connTrace) trace(now func() int64, gotConn func(net.Conn)) *httptrace.ClientTrace {
+// liveTrace is a connTrace being filled by a request's hooks. The transport calls them from
+// the request's goroutine and from its dialers, which may be more than one (a retry after a
+// stale connection dials again) and may still run after the request got another
+// connection: every hook and the snapshot hold mu.
+type liveTrace struct {
+	mu sync.Mutex
+	t  connTrace
+}
+
+// hooks returns the hooks that fill l on clock now; gotConn also receives each connection.
+func (l *liveTrace) hooks(now func() int64, gotConn func(net.Conn)) *httptrace.ClientTrace {
+	set := func(f func(t *connTrace)) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		f(&l.t)
+	}
 	return &httptrace.ClientTrace{
 		ConnectStart: func(string, string) {
-			if t.connectStart == 0 {
-				t.connectStart = now()
-			}
+			set(func(t *connTrace) {
+				if t.connectStart == 0 {
+					t.connectStart = now()
+				}
+			})
 		},
-		ConnectDone:       func(string, string, error) { t.connectDone = now() },
-		TLSHandshakeStart: func() { t.tlsStart = now() },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.tlsDone = now() },
+		ConnectDone:       func(string, string, error) { set(func(t *connTrace) { t.connectDone = now() }) },
+		TLSHandshakeStart: func() { set(func(t *connTrace) { t.tlsStart = now() }) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { set(func(t *connTrace) { t.tlsDone = now() }) },
 		WroteRequest: func(i httptrace.WroteRequestInfo) {
 			if i.Err == nil {
-				t.wrote = now()
+				set(func(t *connTrace) { t.wrote = now() })
 			}
 		},
 		GotConn: func(i httptrace.GotConnInfo) {
-			t.got++
-			t.reused = i.Reused
+			set(func(t *connTrace) {
+				t.got++
+				t.reused = i.Reused
+			})
 			gotConn(i.Conn)
 		},
 	}
+}
+
+// snapshot is what the hooks recorded so far.
+func (l *liveTrace) snapshot() connTrace {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t
 }
 
 // fill copies the connection facts into a record: ConnectNs is dial plus TLS of the

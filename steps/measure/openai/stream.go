@@ -133,10 +133,11 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 // exchange performs the request and reads the body. Each message is stamped when the read
 // that brought its first byte returned (on Linux, with the kernel's receive time) and then
 // parsed (analyzer); token counting waits until the end.
-func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc) exchange {
-	var x exchange
+func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc) (x exchange) {
 	var conn net.Conn
-	trace := x.conn.trace(c.now, func(cn net.Conn) { conn = cn })
+	var live liveTrace
+	defer func() { x.conn = live.snapshot() }()
+	trace := live.hooks(c.now, func(cn net.Conn) { conn = cn })
 	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
 	resp, err := hc.Do(hreq)
 	if err != nil {

@@ -44,12 +44,13 @@ func (c *Client) Warm(ctx context.Context, n int) Warmed {
 	for range n {
 		wg.Go(func() {
 			once := sync.Once{}
-			var ct connTrace
-			trace := ct.trace(c.now, func(net.Conn) {})
+			var live liveTrace
+			trace := live.hooks(c.now, func(net.Conn) {})
 			trace.GotConn = func(i httptrace.GotConnInfo) {
 				once.Do(func() {
 					if !i.Reused {
 						var rec schema.RequestRecord
+						ct := live.snapshot()
 						ct.fill(&rec) // ct.reused stays false: this request opened its connection
 						mu.Lock()
 						w.Opened++
