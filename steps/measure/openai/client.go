@@ -98,7 +98,7 @@ func New(o Options) (*Client, error) {
 			if err != nil {
 				return nil, err
 			}
-			return wrapConn(c), nil
+			return StampConn(c), nil
 		}
 	}
 	// HTTP/1.1 only (a custom dialer without ForceAttemptHTTP2): one stream per connection,

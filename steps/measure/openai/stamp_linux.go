@@ -27,9 +27,10 @@ type stampConn struct {
 	last     atomic.Int64 // stamp of the latest Read that returned data, on the client clock
 }
 
-// wrapConn enables kernel receive timestamps on a TCP connection; any other connection, or
-// a kernel that refuses the option, is returned unchanged.
-func wrapConn(c net.Conn) net.Conn {
+// StampConn enables kernel receive timestamps on a TCP connection; any other connection, or
+// a kernel that refuses the option, is returned unchanged. Exported so test servers (session's
+// exact-timing server) stamp a request's arrival with this code rather than a copy of it.
+func StampConn(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return c
@@ -115,9 +116,9 @@ func (c *stampConn) clock() int64 {
 	return sse.Now()
 }
 
-// kernelClock returns the receive-time clock of a connection made by this client's dialer,
-// or nil when the connection has none.
-func kernelClock(c net.Conn) func() int64 {
+// KernelClock returns the receive-time clock of a connection StampConn wrapped (this
+// client's dialer does), or nil when the connection has none; exported with StampConn.
+func KernelClock(c net.Conn) func() int64 {
 	if t, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
 		c = t.NetConn()
 	}

@@ -38,9 +38,9 @@ func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := wrapConn(raw)
+	c := StampConn(raw)
 	defer c.Close()
-	clock := kernelClock(c)
+	clock := KernelClock(c)
 	if clock == nil {
 		t.Fatal("a TCP connection was not wrapped for kernel timestamps")
 	}
@@ -69,7 +69,7 @@ func TestWrapConnLeavesOtherConnsAlone(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	if wrapConn(a) != a || kernelClock(a) != nil {
+	if StampConn(a) != a || KernelClock(a) != nil {
 		t.Error("a non-TCP connection must pass through unchanged")
 	}
 }

@@ -173,7 +173,7 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		return x
 	}
 	clock := c.now
-	if k := kernelClock(conn); k != nil {
+	if k := KernelClock(conn); k != nil {
 		clock = k
 	}
 	rd := sse.NewReader(resp.Body, clock)
