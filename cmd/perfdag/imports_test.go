@@ -16,28 +16,6 @@ import (
 	"github.com/perfdag/perfdag/steps/testkit"
 )
 
-// copyTree copies the files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // checkComparisonPage reads the report's text: the side-by-side page is there and names each
 // imported source.
 func checkComparisonPage(t *testing.T, pdf string) {
@@ -67,8 +45,8 @@ func TestImportsCampaign(t *testing.T) {
 		t.Skip("runs a campaign twice")
 	}
 	root := t.TempDir()
-	copyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
-	copyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
+	testkit.CopyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
+	testkit.CopyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
 	yaml := filepath.Join(root, "pipelines/imports.yaml")
 	dir := filepath.Join(root, "c")
 	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {

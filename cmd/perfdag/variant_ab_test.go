@@ -13,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 func readChampion(t *testing.T, dir string) schema.Champion {
@@ -57,8 +58,8 @@ func TestVariantABCampaign(t *testing.T) {
 		t.Skip("runs a campaign twice")
 	}
 	root := t.TempDir()
-	copyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
-	copyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
+	testkit.CopyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
+	testkit.CopyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
 	yaml := filepath.Join(root, "pipelines/variant-ab.yaml")
 	dir := filepath.Join(root, "c")
 	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
@@ -180,7 +181,7 @@ func checkLakeSources(t *testing.T, dir, url string, want map[string][3]string) 
 // with the command line its header quotes.
 func TestVariantABIsWhatImportWrites(t *testing.T) {
 	root := t.TempDir()
-	copyTree(t, "../../testdata/imports/variant-ab", filepath.Join(root, "testdata/imports/variant-ab"))
+	testkit.CopyTree(t, "../../testdata/imports/variant-ab", filepath.Join(root, "testdata/imports/variant-ab"))
 	want, err := os.ReadFile("../../pipelines/variant-ab.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -43,3 +43,25 @@ func CopyDir(t testing.TB, from, to string) {
 		WriteFile(t, filepath.Join(to, e.Name()), string(b))
 	}
 }
+
+// CopyTree copies the files under src, at any depth, to dst, so a test can run on or edit its copy.
+func CopyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

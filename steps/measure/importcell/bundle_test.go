@@ -7,31 +7,10 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 const bundle = samples + "/variant-ab"
-
-// copyDir copies the files of src (one level of sub-directories) into dst.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // With its manifest, the sample bundle gives one cell per arm, tagged with the manifest's
 // engines and versions, the baseline on vllm's, the SGLang arm given the model the vLLM arm
@@ -65,8 +44,8 @@ func TestBuildBundleManifest(t *testing.T) {
 // baseline comes from the option.
 func TestBuildBundleDirectories(t *testing.T) {
 	dir := t.TempDir()
-	copyDir(t, filepath.Join(bundle, "vllm"), filepath.Join(dir, "vllm-main"))
-	copyDir(t, filepath.Join(bundle, "sglang"), filepath.Join(dir, "sglang-0.4.6"))
+	testkit.CopyTree(t, filepath.Join(bundle, "vllm"), filepath.Join(dir, "vllm-main"))
+	testkit.CopyTree(t, filepath.Join(bundle, "sglang"), filepath.Join(dir, "sglang-0.4.6"))
 	if err := os.WriteFile(filepath.Join(dir, "sglang-0.4.6", "README.txt"), []byte("notes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,18 +65,18 @@ func TestBuildBundleDirectories(t *testing.T) {
 		t.Errorf("unknown baseline: %v", err)
 	}
 	one := t.TempDir()
-	copyDir(t, filepath.Join(bundle, "vllm"), filepath.Join(one, "vllm"))
+	testkit.CopyTree(t, filepath.Join(bundle, "vllm"), filepath.Join(one, "vllm"))
 	if _, err := BuildBundle(one, BundleOptions{}); err == nil || !strings.Contains(err.Error(), "bundle "+one+": 1 arm: ") {
 		t.Errorf("one arm: %v", err)
 	}
 	aip := t.TempDir()
-	copyDir(t, filepath.Join(bundle, "vllm"), filepath.Join(aip, "vllm"))
-	copyDir(t, filepath.Join(samples, "aiperf-c4"), filepath.Join(aip, "candidate", "c4"))
+	testkit.CopyTree(t, filepath.Join(bundle, "vllm"), filepath.Join(aip, "vllm"))
+	testkit.CopyTree(t, filepath.Join(samples, "aiperf-c4"), filepath.Join(aip, "candidate", "c4"))
 	if _, err := BuildBundle(aip, BundleOptions{}); err == nil || !strings.Contains(err.Error(), "arm candidate: its aiperf outputs do not name the engine") {
 		t.Errorf("AIPerf arm without an engine: %v", err)
 	}
 	empty := t.TempDir()
-	copyDir(t, filepath.Join(bundle, "vllm"), filepath.Join(empty, "vllm"))
+	testkit.CopyTree(t, filepath.Join(bundle, "vllm"), filepath.Join(empty, "vllm"))
 	if err := os.MkdirAll(filepath.Join(empty, "sglang"), 0o755); err != nil {
 		t.Fatal(err)
 	}
