@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
-	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/testkit"
+	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
 // checkComparisonPage reads the report's text: the side-by-side page is there and names each
@@ -38,32 +38,30 @@ func checkComparisonPage(t *testing.T, pdf string) {
 	}
 }
 
+// runSampleCampaign copies the sample imports and pipelines/ into a temporary root, runs
+// pipelines/<name> there into root/c, and returns root, the copied campaign file and the
+// campaign directory (a test may edit the copies and run again).
+func runSampleCampaign(t *testing.T, name string) (root, yaml, dir string) {
+	t.Helper()
+	root = t.TempDir()
+	testkit.CopyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
+	testkit.CopyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
+	yaml = filepath.Join(root, "pipelines", name)
+	dir = filepath.Join(root, "c")
+	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	return root, yaml, dir
+}
+
 // pipelines/imports.yaml — a measured simulator cell beside AIPerf, vLLM and SGLang imports —
 // runs, its atlas marks every row's source, it publishes, and editing one imported file re-runs only that cell's import (and what reads it).
 func TestImportsCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a campaign twice")
 	}
-	root := t.TempDir()
-	testkit.CopyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
-	testkit.CopyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
-	yaml := filepath.Join(root, "pipelines/imports.yaml")
-	dir := filepath.Join(root, "c")
-	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
-	atlasText, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []schema.AtlasRow
-	for _, l := range strings.Split(strings.TrimSpace(string(atlasText)), "\n") {
-		var r schema.AtlasRow
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
+	root, yaml, dir := runSampleCampaign(t, "imports.yaml")
+	rows := stepstest.AtlasRows(t, dir)
 	want := map[string][2]string{"measured": {"perfdag", ""}, "aiperf": {"aiperf", "per-request"},
 		"vllm-bench": {"vllm-bench", "per-request"}, "sglang-bench": {"sglang-bench", "aggregate"}}
 	for _, r := range rows {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/testkit"
+	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
 // llamaCampaign measures the real llama-server at BASE: 256-token prompts (o200k_base sizing),
@@ -231,15 +230,7 @@ func TestRealLlamaServerTruncation(t *testing.T) {
 	if err != nil || len(info.Endpoints) != 1 || !strings.Contains(info.Endpoints[0].Server, "context 4096 tokens per request") {
 		t.Errorf("run.json endpoints %+v (%v): want the server's per-slot context 4096 from /props", info.Endpoints, err)
 	}
-	atlas, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(atlas)), "\n") {
-		var row schema.AtlasRow
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatal(err)
-		}
+	for _, row := range stepstest.AtlasRows(t, dir) {
 		if flagged := slices.Contains(row.Flags, schema.FlagTruncatedPrompts); flagged != (row.CellID == "oversized") {
 			t.Errorf("atlas row %s: flags %v", row.CellID, row.Flags)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/testkit"
+	"github.com/perfdag/perfdag/steps/testkit/stepstest"
 )
 
 func readChampion(t *testing.T, dir string) schema.Champion {
@@ -57,14 +58,7 @@ func TestVariantABCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a campaign twice")
 	}
-	root := t.TempDir()
-	testkit.CopyTree(t, "../../testdata/imports", filepath.Join(root, "testdata/imports"))
-	testkit.CopyTree(t, "../../pipelines", filepath.Join(root, "pipelines"))
-	yaml := filepath.Join(root, "pipelines/variant-ab.yaml")
-	dir := filepath.Join(root, "c")
-	if b, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
+	root, yaml, dir := runSampleCampaign(t, "variant-ab.yaml")
 	ch := readChampion(t, dir)
 	v, s := armOf(ch, "vllm"), armOf(ch, "sglang")
 	if ch.Champion != "vllm" || ch.Baseline != "vllm" || ch.ArmsConsidered != 2 {
@@ -79,25 +73,16 @@ func TestVariantABCampaign(t *testing.T) {
 	}
 
 	want := map[string][3]string{"vllm-sweep": {"vllm-bench", "0.9.1", "vllm"}, "sglang-sweep": {"sglang-bench", "0.4.6", "sglang"}}
-	atlasText, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range strings.Split(strings.TrimSpace(string(atlasText)), "\n") {
-		var r schema.AtlasRow
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatal(err)
-		}
+	rows := stepstest.AtlasRows(t, dir)
+	for _, r := range rows {
 		w := want[r.CellID]
 		if r.Backend != w[0] || r.Extra["source_version"] != w[1] || r.Engine != w[2] || r.Arm != w[2] || r.CacheMode != "warm" || !r.PlotReady {
 			t.Errorf("atlas %s c%d: backend %s source_version %v engine %s arm %s cache_mode %s plot_ready %v", r.CellID, r.Concurrency,
 				r.Backend, r.Extra["source_version"], r.Engine, r.Arm, r.CacheMode, r.PlotReady)
 		}
-		n++
 	}
-	if n != 6 {
-		t.Errorf("%d atlas rows, want 6", n)
+	if len(rows) != 6 {
+		t.Errorf("%d atlas rows, want 6", len(rows))
 	}
 
 	url := "sqlite://" + filepath.Join(root, "lake.db")

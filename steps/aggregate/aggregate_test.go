@@ -207,24 +207,6 @@ func countLines(t *testing.T, path string) int {
 	return n
 }
 
-// atlasRows reads atlas.jsonl back.
-func atlasRows(t *testing.T, dir string) []schema.AtlasRow {
-	t.Helper()
-	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []schema.AtlasRow
-	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
-		var r schema.AtlasRow
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
 func cellsOf(rows []schema.AtlasRow) []string {
 	var ids []string
 	for _, r := range rows {

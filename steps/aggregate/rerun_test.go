@@ -75,7 +75,7 @@ func TestEditReRunsWhatItTouches(t *testing.T) {
 			t.Errorf("after editing a's hardware: %s %s, want %s", n, out[n], w)
 		}
 	}
-	for _, r := range atlasRows(t, dir) {
+	for _, r := range stepstest.AtlasRows(t, dir) {
 		if w := map[string]string{"a": "H200", "b": "B200"}[r.CellID]; r.Hardware != w {
 			t.Errorf("row %s/c%d hardware %s, want %s", r.CellID, r.Concurrency, r.Hardware, w)
 		}
@@ -128,7 +128,7 @@ func TestRooflineCellsJoinTheAtlas(t *testing.T) {
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result\n got %+v\nwant %+v", res, want)
 	}
-	if got := cellsOf(atlasRows(t, dir)); !slices.Equal(got, []string{"a", "h100-tp4-decode", "h100-tp4-prefill"}) {
+	if got := cellsOf(stepstest.AtlasRows(t, dir)); !slices.Equal(got, []string{"a", "h100-tp4-decode", "h100-tp4-prefill"}) {
 		t.Errorf("atlas cells %v", got)
 	}
 	// Editing the bundle re-imports and re-aggregates.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/engine"
@@ -127,6 +128,25 @@ func WritePoint(t testing.TB, dir string, p schema.Point) {
 	if _, err := campaigndir.WriteJSON(dir, campaigndir.Point(p.Cell, p.Concurrency), p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// AtlasRows reads a campaign directory's atlas back, a row a line; a missing, empty or
+// unreadable atlas fails the test.
+func AtlasRows(t testing.TB, dir string) []schema.AtlasRow {
+	t.Helper()
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []schema.AtlasRow
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		var r schema.AtlasRow
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %v", campaigndir.Atlas(), err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // Registry is steps.Registry() with run-shape replaced by one that offers staged points.
