@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -165,7 +164,7 @@ func TestArgoWorkflowInterpreted(t *testing.T) {
 			t.Errorf("%s differs:\n got %s\nwant %s", id, a, b)
 		}
 	}
-	for _, c := range sliceComparisons(pdftotext) {
+	for _, c := range campaignOutputs(pdftotext) {
 		a := propNormalize(c.get(t, podBase, dir), podBase)
 		b := propNormalize(c.get(t, refBase, refDir), refBase)
 		if a != b {
@@ -231,34 +230,6 @@ func recordKey(r *checkpoint.Record) string {
 		b, _ = json.Marshal([]any{r.Status, r.Fingerprint, r.Result, r.Outputs, r.Digest, r.Gates})
 	}
 	return string(b)
-}
-
-// sliceComparisons are the campaign outputs beyond the checkpoints that a Workflow's slices
-// must merge into exactly as one run writes them.
-func sliceComparisons(pdftotext string) []struct {
-	what string
-	get  func(t *testing.T, base, dir string) string
-} {
-	return []struct {
-		what string
-		get  func(t *testing.T, base, dir string) string
-	}{
-		{"atlas", func(t *testing.T, _, dir string) string {
-			b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Atlas()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(b)
-		}},
-		{"report text", func(t *testing.T, _, dir string) string {
-			b, err := exec.Command(pdftotext, campaigndir.Abs(dir, campaigndir.Report()), "-").Output()
-			if err != nil {
-				t.Fatalf("pdftotext: %v", err)
-			}
-			return string(b)
-		}},
-		{"lake rows", propLake},
-	}
 }
 
 // interpret runs the Workflow's entrypoint DAG; pod paths (artifacts, volume mounts) live
