@@ -1,6 +1,7 @@
 package hftok
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,70 @@ func TestLoadRefuses(t *testing.T) {
 				t.Fatalf("Load(%s) = %v, want an error saying %q", c.path, err, c.want)
 			}
 		})
+	}
+}
+
+// TestPiecesCountAsWhole: on a tokenizer of SentencePiece's shape a long text counts the same
+// cut into pieces at word starts as whole (spaces doubled, leading and trailing, newlines and
+// characters outside the vocabulary included); a vocabulary with a token holding "▁" after
+// another character, or another normalizer, is never cut.
+func TestPiecesCountAsWhole(t *testing.T) {
+	tk, err := Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tk.split {
+		t.Fatal("the fixture has SentencePiece's shape but is counted whole")
+	}
+	words := strings.Fields("the researchers measured 80–130 ms on naïve café roofs; Some soldiers kdcrzt bggeiynxv, and many more")
+	var b strings.Builder
+	for i := range 400 {
+		b.WriteString(words[i%len(words)])
+		switch {
+		case i%17 == 0:
+			b.WriteString("  ")
+		case i%29 == 0:
+			b.WriteString("\n\n")
+		default:
+			b.WriteString(" ")
+		}
+	}
+	long := b.String()
+	for _, text := range []string{long, "  " + long, long + " ", long + "  x", strings.TrimSpace(long)} {
+		cut, err := tk.Count(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(pieces(text)); n < 5 {
+			t.Fatalf("%d pieces of %d bytes: the test does not cut", n, len(text))
+		}
+		tk.split = false
+		whole, err := tk.Count(text)
+		tk.split = true
+		if err != nil || cut != whole {
+			t.Errorf("%d bytes: %d tokens in pieces, %d whole (%v)", len(text), cut, whole, err)
+		}
+	}
+
+	norm := `"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]}`
+	model := `"model":{"type":"BPE","unk_token":"<unk>","vocab":{"<unk>":0,"▁":1,"a":2,"b":3,"▁a":4,%s},"merges":["▁ a"]}`
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		split      bool
+	}{
+		{"spm shape", "{" + norm + "," + fmt.Sprintf(model, `"▁▁":5`) + "}", true},
+		{"inner word mark", "{" + norm + "," + fmt.Sprintf(model, `"a▁b":5`) + "}", false},
+		{"no normalizer", "{" + fmt.Sprintf(model, `"▁▁":5`) + "}", false},
+		{"pre-tokenizer", `{"pre_tokenizer":{"type":"Whitespace"},` + norm + "," + fmt.Sprintf(model, `"▁▁":5`) + "}", false},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tk, err := Load(path)
+		if err != nil || tk.split != c.split {
+			t.Errorf("%s: split %v (%v), want %v", c.name, tk != nil && tk.split, err, c.split)
+		}
 	}
 }
