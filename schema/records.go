@@ -39,11 +39,18 @@ type RequestRecord struct {
 	// its context and shifted it (judged from usage and the server's context; see
 	// steps/measure/openai.PromptTruncated).
 	PromptTruncated bool `json:"prompt_truncated,omitempty"`
-	// ConnectNs is the connection set-up this request waited for (dial + TLS); 0 on a reused connection.
+	// ConnectNs is the set-up (dial + TLS) of the connection this request was the first to use;
+	// 0 on a reused connection. It lies inside the request's TTFT unless ConnPredialed.
 	ConnectNs int64 `json:"connect_ns,omitempty"`
 	// TLSNs is the TLS handshake part of ConnectNs.
 	TLSNs int64 `json:"tls_ns,omitempty"`
-	// ConnReused: the request went out on a connection opened before it.
+	// ConnectDoneNs is when that connection was ready (set-up done); before StartNs when it
+	// was pre-dialled, so its set-up cost the request nothing.
+	ConnectDoneNs int64 `json:"connect_done_ns,omitempty"`
+	// ConnPredialed: the request was the first on a connection the client dialled before it
+	// was sent (a stock kept for servers that close connections after each response).
+	ConnPredialed bool `json:"conn_predialed,omitempty"`
+	// ConnReused: the request went out on a connection an earlier request had used.
 	ConnReused bool `json:"conn_reused,omitempty"`
 	// Retried: the first attempt failed on a connection the server had closed before answering,
 	// and this record is the retry on a fresh connection.
@@ -190,8 +197,14 @@ type Point struct {
 	Violations map[string]int `json:"violations,omitempty"`
 	Retries    int            `json:"retries"` // requests retried once after a stale idle connection
 
-	ConnectMs      *Stat `json:"connect_ms"`      // connection set-up (dial + TLS) of requests that opened one
-	NewConnections int   `json:"new_connections"` // requests of the window that opened a connection
+	ConnectMs      *Stat `json:"connect_ms"`      // connection set-up (dial + TLS) of requests that were first on a new one
+	NewConnections int   `json:"new_connections"` // requests of the window that were first on a new connection
+	// ConnectsInTTFT counts requests of the window that waited for a connect: its set-up lies
+	// inside their TTFT (new connections that were not pre-dialled).
+	ConnectsInTTFT int `json:"connects_in_ttft"`
+	// PredialedConnections counts requests of the window served by a connection dialled before
+	// they were sent (its set-up is in connect_ms, not in their TTFT).
+	PredialedConnections int `json:"predialed_connections"`
 	// Connections opened before the window (one per in-flight slot), so no request paid one.
 	WarmConnections int   `json:"warm_connections"`
 	WarmConnectMs   *Stat `json:"warm_connect_ms"` // their set-up time (dial + TLS)

@@ -55,6 +55,7 @@ type Client struct {
 	now     func() int64
 	http    *http.Client
 	tr      *http.Transport
+	dialer  *predialer // the transport's DialContext: hands out the point's pre-dialled stock
 	// deferCounts: see Options.DeferCounts.
 	deferCounts bool
 	// fresh never reuses a connection: a request the server cut off on a stale one is sent
@@ -101,12 +102,13 @@ func New(o Options) (*Client, error) {
 			return StampConn(c), nil
 		}
 	}
+	pd := &predialer{dial: dial}
 	// HTTP/1.1 only (a custom dialer without ForceAttemptHTTP2): one stream per connection,
 	// as AIPerf's aiohttp client does, so a connection's kernel receive times belong to one
 	// response.
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dial,
+		DialContext:           pd.DialContext,
 		MaxIdleConns:          0, // no global cap: the per-host cap below governs
 		MaxIdleConnsPerHost:   o.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
@@ -119,7 +121,7 @@ func New(o Options) (*Client, error) {
 	base := strings.TrimSuffix(strings.TrimSuffix(o.BaseURL, "/"), "/v1")
 	freshTr := tr.Clone()
 	freshTr.DisableKeepAlives = true
-	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, deferCounts: o.DeferCounts,
+	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, dialer: pd, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, deferCounts: o.DeferCounts,
 		fresh:    &http.Client{Transport: freshTr, CheckRedirect: noRedirect},
 		analysis: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}, nil
 }
@@ -127,8 +129,13 @@ func New(o Options) (*Client, error) {
 // DefersCounts reports whether streamed records wait for CountTokens (Options.DeferCounts).
 func (c *Client) DefersCounts() bool { return c.deferCounts }
 
-// Close drops idle connections.
-func (c *Client) Close() { c.tr.CloseIdleConnections() }
+// Close drops idle connections and any pre-dialled stock (Predial).
+func (c *Client) Close() {
+	if s := c.dialer.cur.Swap(nil); s != nil {
+		s.close()
+	}
+	c.tr.CloseIdleConnections()
+}
 
 // Now reads the client's clock, so callers stamp on the same time base as the records.
 func (c *Client) Now() int64 { return c.now() }

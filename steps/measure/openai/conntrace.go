@@ -12,11 +12,12 @@ import (
 // connTrace records, through httptrace, how a request got its connection: dial and TLS
 // time when it opened one, whether it reused one, and how many connections it was given
 // (more than one means the transport retried it after a stale idle connection; resent, that
-// the client did, see exchange.staleWrite).
+// the client did, see exchange.stale).
 type connTrace struct {
 	connectStart, connectDone int64
 	tlsStart, tlsDone         int64
 	reused                    bool
+	predialed                 *predialed // the connection came from the pre-dialled stock (first use)
 	got                       int
 	wrote                     int64 // the request was completely written to its connection
 	resent                    bool  // the client sent it again after a stale connection failed the write
@@ -58,6 +59,12 @@ func (l *liveTrace) hooks(now func() int64, gotConn func(net.Conn)) *httptrace.C
 			set(func(t *connTrace) {
 				t.got++
 				t.reused = i.Reused
+				// Go's transport calls a connection that waited in its idle pool reused even
+				// when no request had used it; a pre-dialled one knows its first request.
+				t.predialed = nil
+				if p := predialedOf(i.Conn); p != nil && p.claim() {
+					t.predialed, t.reused = p, false
+				}
 			})
 			gotConn(i.Conn)
 		},
@@ -72,18 +79,29 @@ func (l *liveTrace) snapshot() connTrace {
 }
 
 // fill copies the connection facts into a record: ConnectNs is dial plus TLS of the
-// connection the request finally used (0 when it reused one).
+// connection the request finally used (0 when it reused one), ConnectDoneNs when that
+// set-up ended. A pre-dialled connection's set-up is its own dial, done before the request.
 func (t *connTrace) fill(rec *schema.RequestRecord) {
-	var connect, tlsNs int64
-	if !t.reused {
+	var connect, tlsNs, done int64
+	switch {
+	case t.reused:
+	case t.predialed != nil:
+		connect, done = t.predialed.doneNs-t.predialed.startNs, t.predialed.doneNs
+		rec.ConnPredialed = true
+	default:
 		if t.connectStart > 0 && t.connectDone >= t.connectStart {
-			connect = t.connectDone - t.connectStart
+			connect, done = t.connectDone-t.connectStart, t.connectDone
 		}
 		if t.tlsStart > 0 && t.tlsDone >= t.tlsStart {
 			tlsNs = t.tlsDone - t.tlsStart
 			connect += tlsNs
+			done = max(done, t.tlsDone)
 		}
 	}
-	rec.ConnectNs, rec.TLSNs, rec.ConnReused, rec.Retried = connect, tlsNs, t.reused, t.got > 1 || t.resent
+	rec.ConnectNs, rec.TLSNs, rec.ConnectDoneNs, rec.ConnReused, rec.Retried = connect, tlsNs, done, t.reused, t.got > 1 || t.resent
 	rec.SentNs = t.wrote
 }
+
+// unanswered reports whether the connection the request finally got was pre-dialled and never
+// delivered a byte: the server closed it without beginning an answer.
+func (t *connTrace) unanswered() bool { return t.predialed != nil && !t.predialed.answered() }

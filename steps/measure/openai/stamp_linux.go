@@ -119,11 +119,15 @@ func (c *stampConn) clock() int64 {
 // KernelClock returns the receive-time clock of a connection StampConn wrapped (this
 // client's dialer does), or nil when the connection has none; exported with StampConn.
 func KernelClock(c net.Conn) func() int64 {
-	if t, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
-		c = t.NetConn()
-	}
-	if sc, ok := c.(*stampConn); ok {
-		return sc.clock
+	for c != nil {
+		if sc, ok := c.(*stampConn); ok {
+			return sc.clock
+		}
+		u, ok := c.(interface{ NetConn() net.Conn }) // TLS, a pre-dialled connection
+		if !ok {
+			return nil
+		}
+		c = u.NetConn()
 	}
 	return nil
 }

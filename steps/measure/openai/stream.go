@@ -118,10 +118,12 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 
 	rec.StartNs = c.now()
 	x := c.exchange(c.http, hreq, cancelReq)
-	if x.staleWrite() && rctx.Err() == nil {
+	if x.stale() && rctx.Err() == nil {
 		// The server closed the reused connection while the request was still being written
-		// (a large prompt: Go's transport retries only when nothing was written). It never had
-		// the whole request, so sending it once more, on a connection of its own, adds no load.
+		// (a large prompt: Go's transport retries only when nothing was written), or closed a
+		// pre-dialled one just as it was handed out, before it answered a byte (Go's
+		// transport retries that only on a connection it reused). The server began no answer,
+		// so sending the request once more, on a connection of its own, adds no load.
 		if again, err := build(); err == nil {
 			x = c.exchange(c.fresh, again, cancelReq)
 			x.conn.resent = true
@@ -212,10 +214,12 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 	return x
 }
 
-// staleWrite reports whether the exchange failed on a reused connection before the request
-// was completely written: the server had closed it, and cannot have seen the request.
-func (x *exchange) staleWrite() bool {
-	return x.transErr != nil && x.conn.reused && x.conn.wrote == 0
+// stale reports whether the exchange failed on a connection the server had closed before
+// answering: a reused one before the request was completely written (the server cannot have
+// seen the request), or a pre-dialled one that never delivered a byte (the server closed it
+// idle, as Go's transport judges a reused connection that fails before any response byte).
+func (x *exchange) stale() bool {
+	return x.transErr != nil && ((x.conn.reused && x.conn.wrote == 0) || x.conn.unanswered())
 }
 
 // interpret turns an exchange into a record: parse every message, place the timestamps,

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"sync"
 	"time"
 
@@ -81,4 +82,50 @@ func (c *Client) Warm(ctx context.Context, n int) Warmed {
 	}
 	wg.Wait()
 	return w
+}
+
+// Predial keeps a stock of min(n, MaxPredial) connections to the server dialled ahead of the
+// requests that will use them, refilled in the background as requests take them, so a
+// request never waits on a connect when the server closes each connection after its
+// response (llama-server does). It waits (at most warmHold) until the stock is full and
+// returns the function that closes it, for the point's end. A request served by a stocked
+// connection records that connection's set-up as done before it started (ConnPredialed).
+// Through a proxy, or with n ≤ 0, there is no stock.
+func (c *Client) Predial(ctx context.Context, n int) (stop func()) {
+	n = min(n, MaxPredial)
+	addr, ok := c.dialAddr()
+	if n <= 0 || !ok {
+		return func() {}
+	}
+	s := newStock("tcp", addr, n, c.dialer.dial, c.now)
+	if old := c.dialer.cur.Swap(s); old != nil {
+		old.close()
+	}
+	s.mu.Lock()
+	s.fill()
+	s.mu.Unlock()
+	s.wait(ctx, warmHold)
+	return func() {
+		c.dialer.cur.CompareAndSwap(s, nil)
+		s.close()
+	}
+}
+
+// dialAddr is the address the transport dials for the server (host:port, the scheme's port
+// by default); false when it goes through a proxy or is not plain HTTP.
+func (c *Client) dialAddr() (string, bool) {
+	u, err := url.Parse(c.base)
+	if err != nil || u.Scheme != "http" {
+		return "", false // https: the transport's own TLS handshake would still run inside the request
+	}
+	if c.tr.Proxy != nil {
+		if p, err := c.tr.Proxy(&http.Request{URL: u, Header: http.Header{}}); err != nil || p != nil {
+			return "", false
+		}
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port), true
 }

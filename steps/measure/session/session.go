@@ -160,12 +160,16 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // Load runs one point's load and returns its records in index order. It first opens the
 // point's concurrency worth of connections (closed loop: C; open loop: the in-flight cap),
 // so no request of the window pays a connect inside its TTFT; Warmed then tells what those
-// connects cost. The records' o200k_base token counts are made after the window (see
-// openai.Options.DeferCounts).
+// connects cost. For servers that close a connection after each response it also keeps as
+// many pre-dialled connections in stock (openai.Client.Predial, closed when the window
+// ends), so no later request of the window waits on a connect either. The records' o200k_base
+// token counts are made after the window (see openai.Options.DeferCounts).
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
-		s.warmed = s.Client.Warm(ctx, min(cfg.Concurrency, cfg.Requests))
+		n := min(cfg.Concurrency, cfg.Requests)
+		s.warmed = s.Client.Warm(ctx, n)
+		defer s.Client.Predial(ctx, n)()
 	}
 	var pending *texts
 	if s.Endpoint.Virtual == nil && (s.Client.DefersCounts() || s.tok != nil) {

@@ -110,6 +110,11 @@ func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 		if r.ConnectNs > 0 {
 			conn = append(conn, ms(r.ConnectNs))
 			p.NewConnections++
+			if r.ConnPredialed {
+				p.PredialedConnections++
+			} else {
+				p.ConnectsInTTFT++
+			}
 		}
 		if r.Retried {
 			p.Retries++
