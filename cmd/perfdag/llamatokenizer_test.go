@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -119,8 +121,9 @@ func TestRealLlamaServerTokenizerBasis(t *testing.T) {
 		t.Errorf("atlas row basis %q (%v), want %s", row.TokenBasis, err, basis)
 	}
 	src, err := os.ReadFile(campaigndir.Source(dir))
-	if err != nil || !bytes.Contains(src, []byte("token basis: "+basis)) || bytes.Contains(src, []byte(work)) {
-		t.Errorf("SOURCE.md (%v) should say token basis: %s and hold no machine path:\n%s", err, basis, src)
+	sum := sha256.Sum256(fixture)
+	if err != nil || !bytes.Contains(src, []byte("token basis: "+basis+"\n- tokenizer file sha256: "+hex.EncodeToString(sum[:]))) || bytes.Contains(src, []byte(work)) {
+		t.Errorf("SOURCE.md (%v) should say token basis: %s with the file's SHA-256 and hold no machine path:\n%s", err, basis, src)
 	}
 	t.Logf("tokenizer basis vs llama-server (means per request; prompt: the file's count of the user text, /tokenize: the server's count of the same text, "+
 		"usage.pr: usage.prompt_tokens with the chat template; answer: the file's count of the returned text, usage: completion_tokens):\n%s", table.String())

@@ -6,6 +6,8 @@ package campaign
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -288,8 +290,12 @@ func (s *Service) info(c *Compiled, sourcePath string) campaigndir.Info {
 	slices.Sort(names)
 	for _, n := range names {
 		ep := spec.Endpoints[n]
-		info.Endpoints = append(info.Endpoints, campaigndir.EndpointInfo{Name: n, URL: s.redact(ep.URL), Model: ep.Model,
-			APIKeyEnv: ep.APIKeyEnv, MetricsURL: s.redact(ep.MetricsURL), TokenBasis: ep.Basis(c.File.BaseDir)})
+		e := campaigndir.EndpointInfo{Name: n, URL: s.redact(ep.URL), Model: ep.Model,
+			APIKeyEnv: ep.APIKeyEnv, MetricsURL: s.redact(ep.MetricsURL), TokenBasis: ep.Basis(c.File.BaseDir)}
+		if schema.IsTokenizerBasis(e.TokenBasis) {
+			e.TokenizerSHA256 = fileSHA256(c.File.BaseDir, ep.Tokenizer)
+		}
+		info.Endpoints = append(info.Endpoints, e)
 	}
 	deliveries := map[string]bool{}
 	for _, cell := range spec.Cells {
@@ -319,4 +325,22 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// fileSHA256 is the hex SHA-256 of a file the campaign names (relative to its directory);
+// empty when it cannot be read (validation reported that already).
+func fileSHA256(baseDir, path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(baseDir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

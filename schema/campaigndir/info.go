@@ -40,6 +40,8 @@ type EndpointInfo struct {
 	// TokenBasis is the endpoint's token_basis as configured ("" = the default: server when
 	// every valid request carried usage, else o200k_base; each point records the one it used).
 	TokenBasis string `json:"token_basis,omitempty"`
+	// TokenizerSHA256 is the SHA-256 of the tokenizer file a tokenizer:<file> basis counts with.
+	TokenizerSHA256 string `json:"tokenizer_sha256,omitempty"`
 }
 
 // WriteInfo writes run.json atomically.
@@ -87,6 +89,9 @@ func WriteSource(dir string, info Info) error {
 			basis = "server usage when every request reports it, else o200k_base (default; each point.json says which)"
 		}
 		fmt.Fprintf(&b, "- token basis: %s\n", basis)
+		if ep.TokenizerSHA256 != "" {
+			fmt.Fprintf(&b, "- tokenizer file sha256: %s\n", ep.TokenizerSHA256)
+		}
 		if ep.Server != "" {
 			fmt.Fprintf(&b, "- server: %s\n", ep.Server)
 		}
