@@ -3,8 +3,9 @@ package benchfile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -52,7 +53,7 @@ type aiperfConfig struct {
 // per-request JSONL when present.
 func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 	file := filepath.Join(dir, AIPerfAggregate)
-	data, err := os.ReadFile(file)
+	data, err := readFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("aiperf import: %w", err)
 	}
@@ -180,7 +181,12 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		return nil, err
 	}
 	recFile := filepath.Join(dir, AIPerfRecords)
-	if rd, err := os.ReadFile(recFile); err == nil {
+	rd, err := readFile(recFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // no per-request records: the aggregate's statistics stand
+	case err != nil: // an unreadable or oversized records file is an error, not an aggregate-only import
+		return nil, fmt.Errorf("aiperf import: %w", err)
+	default:
 		recs, err := parseAIPerfRecords(recFile, rd)
 		if err != nil {
 			return nil, err
@@ -202,8 +208,6 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 			return nil, &Error{File: file, Line: lineOfKey(data, 1, "total_isl"), Field: "total_isl.avg",
 				Msg: fmt.Sprintf("%g, but the records sum to %g", totalISL, sumISL)}
 		}
-	} else if !os.IsNotExist(err) {
-		return nil, fmt.Errorf("aiperf import: %w", err)
 	}
 	r.finish(o, agg)
 	return r, nil

@@ -12,6 +12,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
@@ -32,6 +33,17 @@ const (
 // ErrorImported classes a request the source tool recorded as failed.
 const ErrorImported = "imported_error"
 
+// MaxFileBytes bounds every file an import reads (an AIPerf aggregate or records JSONL, a
+// vLLM or SGLang result): a regular file of at most 256 MiB, else a not_regular_file or
+// too_large error (engine/bounded) before anything is parsed — a FIFO named as an output
+// would otherwise block the import for ever, a huge file eat the memory.
+const MaxFileBytes = 256 << 20
+
+// readFile reads one imported file within MaxFileBytes.
+func readFile(path string) ([]byte, error) {
+	return bounded.ReadFile("benchmark output", path, MaxFileBytes)
+}
+
 // Error is a positioned problem in an imported file.
 type Error struct {
 	File  string
@@ -41,10 +53,14 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Line <= 0 { // a directory, or a file as a whole
-		return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Msg)
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+	if e.Field == "" || strings.HasPrefix(e.Field, "(") { // "(document)", "(directory)": no field to name
+		return fmt.Sprintf("%s: %s", where, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, e.Field, e.Msg)
 }
 
 // Expect is what the campaign cell says the file measured; zero values are not checked.

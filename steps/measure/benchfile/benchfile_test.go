@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
 
@@ -180,8 +182,11 @@ func TestBadFiles(t *testing.T) {
 			if filepath.Dir(pe.File) != dir || pe.Line != tc.line || pe.Field != tc.field {
 				t.Errorf("got %s:%d field %q, want line %d field %q (%v)", pe.File, pe.Line, pe.Field, tc.line, tc.field, err)
 			}
-			if !strings.Contains(err.Error(), pe.File) || !strings.Contains(err.Error(), tc.field) {
+			if !strings.Contains(err.Error(), pe.File) || !strings.HasPrefix(tc.field, "(") && !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("message %q does not name file and field", err)
+			}
+			if strings.Contains(err.Error(), ": (") {
+				t.Errorf("message %q shows a placeholder field such as (line)", err)
 			}
 		})
 	}
@@ -212,3 +217,63 @@ func writeFile(t *testing.T, f, s string) {
 }
 
 func copyFile(t *testing.T, from, to string) { writeFile(t, to, read(t, from)) }
+
+// TestImportedFilesAreBounded: every file an import reads is a regular file of at most
+// MaxFileBytes — a FIFO is refused at once instead of blocking the import, a file one byte
+// past the limit is refused before it is read (a sparse file: nothing is written), and an
+// AIPerf records file that cannot be read is an error, never an aggregate-only import.
+func TestImportedFilesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "r.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	if _, err := ReadVLLM(fifo, Expect{}, opts); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("vLLM result that is a FIFO: %v, want not_regular_file", err)
+	}
+	if _, _, err := Detect(fifo); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("detecting a FIFO: %v, want not_regular_file", err)
+	}
+	for _, size := range []int64{MaxFileBytes, MaxFileBytes + 1} {
+		big := filepath.Join(dir, "big.jsonl")
+		f, err := os.Create(big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		_, err = ReadSGLang(big, Expect{}, opts)
+		if tooLarge := errors.Is(err, bounded.ErrTooLarge); tooLarge != (size > MaxFileBytes) || err == nil {
+			t.Errorf("SGLang file of %d bytes: %v (too_large: %v)", size, err, tooLarge)
+		}
+		if size == MaxFileBytes {
+			break // at the limit it is read (and refused as no JSON); reading 256 MiB once is enough
+		}
+	}
+	aip := t.TempDir()
+	copyFile(t, "testdata/aiperf/"+AIPerfAggregate, filepath.Join(aip, AIPerfAggregate))
+	if err := os.Mkdir(filepath.Join(aip, AIPerfRecords), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ReadAIPerf(aip, Expect{}, opts); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("AIPerf records that are a directory: %v (result %v), want not_regular_file", err, r != nil)
+	}
+}
+
+func TestErrorWording(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "d", Field: "(directory)", Msg: "holds no x"}, "d: holds no x"},
+		{Error{File: "f", Line: 3, Field: "(line)", Msg: "bad JSON"}, "f:3: bad JSON"},
+		{Error{File: "f", Line: 3, Field: "ttft", Msg: "missing"}, "f:3: ttft: missing"},
+		{Error{File: "f", Field: "model", Msg: "differs"}, "f: model: differs"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func Detect(path string) (format, importPath string, err error) {
 	if b := filepath.Base(path); b == AIPerfAggregate || b == AIPerfRecords {
 		return SourceAIPerf, filepath.Dir(path), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return "", "", fmt.Errorf("bench import: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 
@@ -281,7 +280,7 @@ func (d *serveDoc) vllmRecords() ([]schema.RequestRecord, error) {
 // readServeDocs reads one JSON object, or several (one a line, --append-result / SGLang),
 // accepting Python's bare Infinity / NaN tokens.
 func readServeDocs(file string) ([]*serveDoc, error) {
-	data, err := os.ReadFile(file)
+	data, err := readFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("bench import: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
@@ -115,11 +116,14 @@ func BuildBundle(dir string, o BundleOptions) ([]schema.Cell, error) {
 	return cells, nil
 }
 
+// MaxManifestBytes bounds a bundle's bundle.yaml (a list of arms: a few hundred bytes).
+const MaxManifestBytes = 1 << 20
+
 // bundleArms lists a bundle's arms from its manifest, or its sub-directories in name order.
 func bundleArms(dir string) ([]ManifestArm, Manifest, error) {
 	var man Manifest
 	mf := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(mf)
+	b, err := bounded.ReadFile("bundle manifest", mf, MaxManifestBytes)
 	switch {
 	case err == nil:
 		if err := yaml.UnmarshalWithOptions(b, &man, yaml.Strict()); err != nil {
