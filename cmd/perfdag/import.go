@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
 	"github.com/perfdag/perfdag/steps/measure/importcell"
 )
@@ -159,8 +160,17 @@ func (a *app) appendCells(path string, cells []schema.Cell) error {
 			return fmt.Errorf("create %s: %w", path, err)
 		}
 	}
-	if err := os.WriteFile(path, out, perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	// Atomically (a kill or a full disk mid-write leaves the author's file as it was), through
+	// a symlink to the file it names.
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	if err := campaigndir.WriteFile(target, out); err != nil {
+		return err
+	}
+	if err := os.Chmod(target, perm); err != nil {
+		return fmt.Errorf("keep the mode of %s: %w", path, err)
 	}
 	if created {
 		fmt.Fprintf(a.stdout, "%s: created campaign %s\n", path, importcell.ID(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
