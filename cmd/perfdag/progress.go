@@ -9,6 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perfdag/perfdag/engine/plural"
 
@@ -121,11 +122,20 @@ func (p *progress) clear() {
 
 func (p *progress) render() {
 	line := p.line(time.Now())
-	if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 10 && len(line) > w-1 {
-		line = line[:w-1]
+	if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 10 {
+		line = fit(line, w-1)
 	}
 	fmt.Fprint(p.w, "\r\x1b[K"+line)
 	p.last = len(line)
+}
+
+// fit cuts line to at most width characters (runes, so a "×" or "…" is never split into
+// invalid UTF-8 on the terminal).
+func fit(line string, width int) string {
+	if utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	return string([]rune(line)[:width])
 }
 
 // line is the live line at now: "[5/32 0:42, ETA 2:10] run-shape[a/c4]: 3/8 done, 0 errors".

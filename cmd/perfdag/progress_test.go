@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/gate"
@@ -107,5 +108,23 @@ func TestProgressLinesAlign(t *testing.T) {
 	}
 	if i, j := strings.Index(lines[0], "prewarm[a]")-len("[0/1]"), strings.Index(lines[1], "prewarm[a]")-len("[1/1]"); i != j || i < 0 {
 		t.Errorf("node id in column %d on the start line, %d on the end line:\n%s", i, j, b.String())
+	}
+}
+
+// TestFitCutsRunes: the live line is cut to the terminal's width in characters, never inside
+// a multi-byte one.
+func TestFitCutsRunes(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"2 × concurrency", 3, "2 ×"},
+		{"ab…cd", 3, "ab…"},
+	} {
+		if got := fit(tc.in, tc.width); got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("fit(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
 	}
 }
