@@ -1,7 +1,9 @@
 package hftok
 
 import (
+	"bytes"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +71,24 @@ func TestLoadOnceOffline(t *testing.T) {
 	d, err := Digest(other)
 	if err != nil || d != a.Digest || len(d) != 64 {
 		t.Errorf("Digest = %q, %v; want the loaded tokenizer's %q", d, err, a.Digest)
+	}
+	// A file not built yet (the same JSON, one more byte): building and counting log nothing.
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	fresh := filepath.Join(t.TempDir(), "fresh.json")
+	if err := os.WriteFile(fresh, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(fresh)
+	if err != nil || f == a {
+		t.Fatalf("fresh file: %v (built anew: %v)", err, f != a)
+	}
+	if _, err := f.Count("hello world, naïve café"); err != nil {
+		t.Fatal(err)
+	}
+	if logged.Len() > 0 {
+		t.Errorf("the library logged: %s", logged.String())
 	}
 	if ents, _ := os.ReadDir(home); len(ents) != 0 {
 		t.Errorf("loading wrote into $HOME: %v", ents)
