@@ -3,6 +3,7 @@
 package session
 
 import (
+	"context"
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
@@ -67,4 +68,35 @@ func meanOrZero(v []float64) float64 {
 		return 0
 	}
 	return meanOf(v)
+}
+
+// BenchmarkExactTimingClosing is BenchmarkExactTiming against the exact-timing server that
+// closes each connection after its stream (as llama-server does): every request after a
+// window's first 16 is on a new connection. It reports the mean client TTFT − server TTFT of
+// those requests, their mean time from start stamp to request written (a new connection's
+// first request goes through the transport's dial path, though the stock's connection is
+// already open), and the mean number per point that still dialled inside their TTFT (goal 0).
+func BenchmarkExactTimingClosing(b *testing.B) {
+	const c = 16
+	base := startServer(b, childClosing)
+	var rest, write, inside []float64
+	for b.Loop() {
+		s := exactSession(b, base)
+		recs, err := s.Load(context.Background(), PhaseProfiling, loadgen.Config{Requests: 4 * c, Concurrency: c}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		delta := ttftDelta(b, readTruth(b, base), recs)
+		rest = append(rest, delta[c:]...)
+		for _, r := range recs[c:] {
+			write = append(write, float64(r.SentNs-r.StartNs)/1e6)
+		}
+		in, _ := connectsInTTFT(recs)
+		inside = append(inside, float64(in))
+	}
+	b.ReportMetric(meanOf(rest), "rest-delta-mean-ms")
+	b.ReportMetric(meanOf(write), "rest-client-write-mean-ms")
+	b.ReportMetric(meanOf(inside), "connects-in-ttft/point")
+	b.ReportMetric(0, "ns/op")
 }
