@@ -188,3 +188,28 @@ func TestPiecesCountAsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestByteLevelBPE: a GPT-2-style file (ByteLevel pre-tokenizer, "Ġ" for a space) loads and
+// counts as its merges say, by hand: "hello world" is hello · Ġw · o · r · l · d, "Hello,
+// hello" is H · e · llo · , · Ġ · hello; it is never cut into pieces (not SentencePiece's shape).
+func TestByteLevelBPE(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpt2-style.json")
+	body := `{"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},
+"model":{"type":"BPE","vocab":{"h":0,"e":1,"l":2,"o":3,"Ġ":4,"w":5,"r":6,"d":7,"he":8,"ll":9,"llo":10,"hello":11,"Ġw":12,"H":13,",":14},
+"merges":["h e","l l","ll o","he llo","Ġ w"]}}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text string
+		want int
+	}{{"hello world", 6}, {"hello", 1}, {"Hello, hello", 6}} {
+		if got, err := tk.Count(c.text); err != nil || got != c.want || tk.split {
+			t.Errorf("Count(%q) = %d, %v (split %v); want %d", c.text, got, err, tk.split, c.want)
+		}
+	}
+}
