@@ -23,7 +23,7 @@ import (
 // response said keep-alive, as llama-server does; GET /v1/models keeps it. It counts the
 // connections it accepted and closed and the chat requests it answered.
 // answerTime is how long closingServer takes over an answer.
-const answerTime = 20 * time.Millisecond
+const answerTime = 50 * time.Millisecond
 
 type closingServer struct {
 	*httptest.Server
