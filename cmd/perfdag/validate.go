@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,11 @@ Exit status: 0 when every file is valid, 1 when any is not.`,
 			sources := map[string][]byte{}
 			for _, path := range args {
 				src, err := load.ReadSource(path)
+				if errors.Is(err, fs.ErrNotExist) {
+					all = append(all, &diag.Diagnostic{File: path, Message: "no such file",
+						Hint: "check the path: a relative one resolves against the current directory"})
+					continue
+				}
 				if err != nil {
 					all = append(all, &diag.Diagnostic{File: path, Message: err.Error()})
 					continue

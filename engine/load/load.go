@@ -4,7 +4,9 @@
 package load
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -72,6 +74,9 @@ type Options struct {
 // byte past MaxFileBytes (Bytes then reports the oversized file with a position).
 func ReadSource(path string) ([]byte, error) {
 	src, err := bounded.Prefix("campaign file", path, MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) { // say it once, not "read campaign: campaign file: stat …"
+		return nil, fmt.Errorf("campaign file %s: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read campaign: %w", err)
 	}
