@@ -47,7 +47,11 @@ type Kind struct {
 	// (Task.Verdicts); the campaign's gate definitions and those verdicts enter its
 	// fingerprint, so tightening a gate re-runs the report instead of reusing a stale one.
 	ReadsVerdicts bool
-	Doc           string // one line for `perfdag kinds` and the docs
+	// Precedes says the node is a condition of the nodes that need it (a pause before a point),
+	// not data for them: it is reused only while they are, so a point that re-runs after a
+	// crash or an edit starts right after it again, never in the wake of other work.
+	Precedes bool
+	Doc      string // one line for `perfdag kinds` and the docs
 
 	// Params returns a pointer to a fresh parameter struct that `with:` decodes into strictly
 	// (unknown keys are errors). Nil means the kind takes no parameters.

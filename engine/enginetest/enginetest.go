@@ -107,7 +107,7 @@ func Registry(t testing.TB, rec *Recorder) *engine.Registry {
 	r, err := engine.NewRegistry(
 		k("prewarm", engine.ScopeCell, true, nil),
 		k("burn-in", engine.ScopeCell, true, nil),
-		k("settle", engine.ScopePoint, true, nil),
+		precedes(k("settle", engine.ScopePoint, true, nil)),
 		k("scrape-spec", engine.ScopePoint, true, nil),
 		k("run-shape", engine.ScopePoint, true, RunResult{}),
 		k("dcgm-correlate", engine.ScopeCell, false, nil),
@@ -142,6 +142,11 @@ func reader(k engine.Kind, acting bool) engine.Kind {
 		k.Tolerant = false
 		k.ActsOnPass = func(*engine.Task) bool { return true }
 	}
+	return k
+}
+
+func precedes(k engine.Kind) engine.Kind {
+	k.Precedes = true
 	return k
 }
 

@@ -149,7 +149,28 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 			out[n.ID].Reasons = []string{"bracketed " + b.ID + " re-runs: its window needs a fresh before-measurement"}
 		}
 	}
+	r.precedeReruns(out)
 	return out, nil
+}
+
+// precedeReruns re-runs every reused node of a Precedes kind (settle) that a re-running node
+// needs: its effect is the moment it ran, which the re-run would otherwise not follow. Nodes
+// are visited in reverse topological order, so a chain of such nodes re-runs whole.
+func (r *Runner) precedeReruns(out map[string]*decision) {
+	for i := len(r.plan.Nodes) - 1; i >= 0; i-- {
+		m := r.plan.Nodes[i]
+		if out[m.ID].Action != ActRun {
+			continue
+		}
+		for _, dep := range m.Deps {
+			d := out[dep.Node.ID]
+			if !dep.Node.Step.Kind.Precedes || d.Action != ActReuse {
+				continue
+			}
+			d.Action, d.Reasons = ActRun, []string{m.ID + " re-runs and must start right after it"}
+			d.verdicts, d.value = nil, nil
+		}
+	}
 }
 
 // bracketsNeedRuns marks, in extra, the bracketed node of every second half that must run

@@ -255,6 +255,11 @@ func TestInterruptThenResume(t *testing.T) {
 	if o["run-shape[cell-000/c1]"] != OutReused || o["run-shape[cell-000/c2]"] != OutRan || o["render"] != OutRan {
 		t.Errorf("resume: %v", o)
 	}
+	// The interrupted point settles again before it re-runs; the finished one's settle is kept.
+	if o["settle[cell-000/c2]"] != OutRan || o["settle[cell-000/c1]"] != OutReused || o["burn-in[cell-000]"] != OutReused {
+		t.Errorf("resume: settle c2 %s, settle c1 %s, burn-in %s: want ran, reused, reused",
+			o["settle[cell-000/c2]"], o["settle[cell-000/c1]"], o["burn-in[cell-000]"])
+	}
 }
 
 func TestForceReRunsBracketHalf(t *testing.T) {
@@ -270,7 +275,7 @@ func TestForceReRunsBracketHalf(t *testing.T) {
 		got[d.Node] = d.Action
 	}
 	for id, want := range map[string]string{"run-shape[cell-000/c1]": ActRun, "scrape-spec:before[cell-000/c1]": ActRun,
-		"scrape-spec[cell-000/c1]": ActRun, "settle[cell-000/c1]": ActReuse, "prewarm[cell-000]": ActReuse, "aggregate": ActRun} {
+		"scrape-spec[cell-000/c1]": ActRun, "settle[cell-000/c1]": ActRun, "burn-in[cell-000]": ActReuse, "prewarm[cell-000]": ActReuse, "aggregate": ActRun} {
 		if got[id] != want {
 			t.Errorf("%s: %s, want %s", id, got[id], want)
 		}

@@ -18,6 +18,7 @@ var Kind = engine.Kind{
 	Scope:         engine.ScopePoint,
 	Version:       "1",
 	HoldsEndpoint: true,
+	Precedes:      true,
 	Doc:           "pause settle_s before a recorded point; logged to commands/settle.log",
 	Result:        Result{},
 	Inputs: func(t *engine.Task) any {
