@@ -40,7 +40,7 @@ func TestPipelinesValidate(t *testing.T) {
 
 // The quickstart, killed mid-sweep with SIGKILL and resumed, ends complete: every node
 // succeeded, the report exists, and nothing that had finished before the kill ran again
-// (but the before-scrape bracketing the interrupted point).
+// (but the before-scrape bracketing the interrupted point and the settle preceding it).
 func TestQuickstartKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the quickstart twice over (~1.5 min)")
@@ -81,10 +81,15 @@ func TestQuickstartKilledAndResumed(t *testing.T) {
 		if r.Status != checkpoint.Succeeded {
 			t.Errorf("%s ended %s", id, r.Status)
 		}
-		// the before-scrape of the interrupted point is the one exception, by design: a window
-		// re-measured needs a fresh before-scrape
-		if run, ok := done[id]; ok && r.RunID != run && id != "scrape-spec:before[aa-10k/c1]" {
+		// the before-scrape and the settle of the interrupted point are the exceptions, by
+		// design: a window re-measured needs a fresh before-scrape, and a point re-run starts
+		// right after its settle
+		again := id == "scrape-spec:before[aa-10k/c1]" || id == "settle[aa-10k/c1]"
+		if run, ok := done[id]; ok && r.RunID != run && !again {
 			t.Errorf("%s finished before the kill but ran again on resume", id)
+		}
+		if b := before[id]; again && b != nil && r.RunID == b.RunID {
+			t.Errorf("%s was reused on resume: the interrupted point needs it afresh", id)
 		}
 	}
 	if st, err := os.Stat(campaigndir.Abs(dir, campaigndir.Report())); err != nil || st.Size() < 10000 {
