@@ -221,3 +221,23 @@ func nest(children ...expansion) expansion {
 	}
 	return e
 }
+
+// CheckPlain refuses, before any parse, a small YAML file that needs no anchors (a bundle
+// manifest) if it nests past MaxDepth or uses an anchor or alias: lexing is linear in its
+// bytes, so a hostile file costs no more than reading it, and nothing can expand.
+func CheckPlain(name string, src []byte) error {
+	var diags diag.List
+	toks, ok := tokenize(name, string(src), &diags)
+	if !ok {
+		return diags.Err()
+	}
+	for _, tk := range toks {
+		if tk.Type == token.AnchorType || tk.Type == token.AliasType {
+			line, col := position(tk)
+			diags.AddClass(ClassAliases, name, line, col, "write each value out",
+				"an anchor or alias (%s): this file takes none; write each value out", tk.Value)
+			return diags.Err()
+		}
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfdag/perfdag/engine/bounded"
+	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
@@ -126,6 +127,9 @@ func bundleArms(dir string) ([]ManifestArm, Manifest, error) {
 	b, err := bounded.ReadFile("bundle manifest", mf, MaxManifestBytes)
 	switch {
 	case err == nil:
+		if err := load.CheckPlain(mf, b); err != nil {
+			return nil, man, err
+		}
 		if err := yaml.UnmarshalWithOptions(b, &man, yaml.Strict()); err != nil {
 			return nil, man, fmt.Errorf("%s: %s", mf, yaml.FormatError(err, false, false))
 		}

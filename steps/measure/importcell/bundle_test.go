@@ -84,3 +84,33 @@ func TestBuildBundleDirectories(t *testing.T) {
 		t.Errorf("empty arm: %v", err)
 	}
 }
+
+// A hostile manifest is refused while it is lexed: billion-laughs aliases (which would expand
+// to gigabytes), any alias at all, and brackets nested past the campaign file's limit; the
+// refusal names the manifest's line and column.
+func TestBundleManifestRefusesExpansion(t *testing.T) {
+	laughs := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 'b'; i <= 'j'; i++ {
+		prev := string(i - 1)
+		laughs += string(i) + ": &" + string(i) + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+			", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n"
+	}
+	laughs += "baseline: vllm\narms: [*j]\n"
+	for name, tc := range map[string]struct{ manifest, want string }{
+		"billion laughs": {laughs, "bundle.yaml:1:4: an anchor or alias"},
+		"one alias":      {"baseline: &b vllm\narms:\n  - {arm: *b, engine: vllm}\n  - {arm: sglang}\n", "bundle.yaml:1:11: an anchor or alias"},
+		"deep":           {"arms: " + strings.Repeat("[", 5000) + "\n", "nesting deeper than the limit"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			testkit.CopyTree(t, bundle, dir)
+			if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(tc.manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := BuildBundle(dir, BundleOptions{Options: Options{BaseDir: dir}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
