@@ -4,16 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
 	"github.com/perfdag/perfdag/steps/measure/importcell"
 )
@@ -132,45 +128,27 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 // appendCells adds cells to the campaign file at path, writing it only when the result is a
 // valid campaign.
 func (a *app) appendCells(path string, cells []schema.Cell) error {
-	src, err := load.ReadSource(path)
-	created := false
+	created, err := importcell.AppendInto(path, cells, func(out []byte) error {
+		_, _, err := a.compile(path, out, "")
+		return err
+	})
+	var (
+		srcErr *importcell.SourceError
+		invErr *importcell.InvalidError
+	)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		src, created = importcell.NewCampaign(path), true
-	case err != nil:
-		return exitf(ExitUsage, "--into %s: %v", path, err)
-	}
-	out, err := importcell.Append(src, path, cells)
-	if err != nil {
-		return exit(ExitInvalid, err)
-	}
-	if _, _, err := a.compile(path, out, ""); err != nil {
+	case errors.As(err, &srcErr):
+		return exitf(ExitUsage, "--into %s: %v", path, srcErr.Err)
+	case errors.As(err, &invErr) && invErr.Src == nil:
+		return exit(ExitInvalid, invErr.Err)
+	case errors.As(err, &invErr):
 		fmt.Fprintf(a.stderr, "%s with the imported cell(s) would not be valid; the file is unchanged:\n", path)
-		if reportDiags(a.stderr, err, map[string][]byte{path: out}, false) {
+		if reportDiags(a.stderr, invErr.Err, map[string][]byte{path: invErr.Src}, false) {
 			return exit(ExitInvalid, nil)
 		}
-		return exit(ExitInvalid, err)
-	}
-	perm := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	if created {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", path, err)
-		}
-	}
-	// Atomically (a kill or a full disk mid-write leaves the author's file as it was), through
-	// a symlink to the file it names.
-	target := path
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		target = t
-	}
-	if err := campaigndir.WriteFile(target, out); err != nil {
+		return exit(ExitInvalid, invErr.Err)
+	case err != nil:
 		return err
-	}
-	if err := os.Chmod(target, perm); err != nil {
-		return fmt.Errorf("keep the mode of %s: %w", path, err)
 	}
 	if created {
 		fmt.Fprintf(a.stdout, "%s: created campaign %s\n", path, importcell.ID(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
