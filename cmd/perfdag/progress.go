@@ -33,22 +33,13 @@ type progress struct {
 	last     int
 	start    time.Time
 	stop     chan struct{}
-	// The ETA's basis: each node's kind, the nodes not finished yet, and the seconds the
-	// nodes that executed took, by kind (reused and skipped nodes take no time).
-	kindOf  map[string]string
-	left    map[string]bool
-	secs    map[string][]float64
-	allSecs float64
-	ran     int
+	eta      *run.ETA
 }
 
 // newProgress follows a run of the nodes in kindOf (node id → kind name).
 func newProgress(w io.Writer, kindOf map[string]string) *progress {
 	p := &progress{w: w, tty: isTerminal(w), total: len(kindOf), running: map[string]string{}, start: time.Now(), stop: make(chan struct{}),
-		kindOf: kindOf, left: map[string]bool{}, secs: map[string][]float64{}}
-	for n := range kindOf {
-		p.left[n] = true
-	}
+		eta: run.NewETA(kindOf)}
 	if p.tty {
 		go p.tick()
 	}
@@ -75,6 +66,7 @@ func (p *progress) tick() {
 func (p *progress) observe(e events.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.eta.Observe(e)
 	switch e.Type {
 	case events.NodeStart:
 		p.running[e.Node] = ""
@@ -86,13 +78,6 @@ func (p *progress) observe(e events.Event) {
 	case events.NodeEnd, events.NodeReused, events.NodeSkipped:
 		delete(p.running, e.Node)
 		p.finished++
-		delete(p.left, e.Node)
-		if e.Type == events.NodeEnd && e.Seconds > 0 && e.Status != run.OutInterrupted {
-			k := p.kindOf[e.Node]
-			p.secs[k] = append(p.secs[k], e.Seconds)
-			p.allSecs += e.Seconds
-			p.ran++
-		}
 		if !p.tty && e.Type != events.NodeReused {
 			status := e.Status
 			if status == "" {
@@ -146,7 +131,7 @@ func (p *progress) line(now time.Time) string {
 	}
 	sort.Strings(names)
 	line := fmt.Sprintf("[%d/%d %s", p.finished, p.total, clock(now.Sub(p.start)))
-	if eta, ok := p.eta(); ok {
+	if eta, ok := p.eta.Estimate(); ok {
 		line += ", ETA " + clock(eta)
 	}
 	line += "]"
@@ -160,37 +145,6 @@ func (p *progress) line(now time.Time) string {
 		}
 	}
 	return line
-}
-
-// eta is what the nodes not finished yet would take, one after another: each at the mean
-// duration of its kind's executed nodes (a kind none of whose nodes ran yet at the mean of
-// all). It is known only once two nodes executed and at least half of the nodes left are of a
-// kind seen running, so one fast scrape does not promise a campaign of minutes in a second.
-func (p *progress) eta() (time.Duration, bool) {
-	if p.ran < 2 || len(p.left) == 0 {
-		return 0, false
-	}
-	total, known := 0.0, 0
-	for n := range p.left {
-		if d := p.secs[p.kindOf[n]]; len(d) > 0 {
-			total += sum(d) / float64(len(d))
-			known++
-		} else {
-			total += p.allSecs / float64(p.ran)
-		}
-	}
-	if 2*known < len(p.left) {
-		return 0, false
-	}
-	return time.Duration(total * float64(time.Second)), true
-}
-
-func sum(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 // clock writes a duration as m:ss, or h:mm:ss from an hour.
