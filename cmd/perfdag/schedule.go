@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/signal"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -82,14 +81,6 @@ interrupted while a run was going.`,
 	return cmd
 }
 
-// scheduled is one campaign file with a schedule, as loaded at start.
-type scheduled struct {
-	job     schedule.Job
-	spec    *schema.Campaign
-	baseDir string
-	tol     baseline.Tolerances
-}
-
 func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) error {
 	root, err := filepath.Abs(f.root)
 	if err != nil {
@@ -105,7 +96,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	}
 	jobs := make([]schedule.Job, 0, len(camps))
 	for _, c := range camps {
-		jobs = append(jobs, c.job)
+		jobs = append(jobs, c.Job)
 	}
 	if f.list {
 		return a.listSchedules(camps, f)
@@ -133,7 +124,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 		return exit(ExitFailed, err)
 	}
 	if f.once && f.asJSON {
-		if err := writeJSON(a.stdout, h.verdicts()); err != nil {
+		if err := writeJSON(a.stdout, h.Verdicts()); err != nil {
 			return err
 		}
 	}
@@ -143,48 +134,26 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	return h.exitCode()
 }
 
-// loadScheduled compiles every file, keeping those with a schedule: block; tolerance keys
-// are checked here (the engine does not know the baseline's metric names).
-func (a *app) loadScheduled(files []string) ([]*scheduled, error) {
-	var out []*scheduled
+// loadScheduled compiles every file, keeping those with a schedule: block.
+func (a *app) loadScheduled(files []string) ([]*baseline.Scheduled, error) {
+	var out []*baseline.Scheduled
 	for _, path := range files {
 		c, _, err := a.compile(path, nil, "")
 		if err != nil {
 			return nil, a.invalid(err, path, c)
 		}
-		sc := c.Spec.Schedule
-		if sc == nil {
+		sc, err := baseline.NewScheduled(path, c.BaseDir, c.Spec, c.Position)
+		var l diag.List
+		switch {
+		case errors.As(err, &l):
+			return nil, a.invalid(l, path, c)
+		case err != nil:
+			return nil, exit(ExitUsage, err)
+		case sc == nil:
 			fmt.Fprintf(a.stderr, "%s: no schedule: block, not scheduled\n", path)
 			continue
 		}
-		tol := baseline.Tolerances(sc.Tolerances)
-		if err := tol.Check("schedule.tolerances"); err != nil {
-			var l diag.List
-			for k := range sc.Tolerances {
-				if one := (baseline.Tolerances{k: sc.Tolerances[k]}).Check("schedule.tolerances"); one != nil {
-					line, col := c.Position("schedule.tolerances." + k)
-					l.Add(path, line, col, "", "%s", one.Error())
-				}
-			}
-			l.Sort()
-			return nil, a.invalid(l, path, c)
-		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, exit(ExitUsage, err)
-		}
-		var exclusive []string
-		for _, ep := range c.Spec.Endpoints {
-			if !strings.HasPrefix(ep.URL, "sim://") { // each run starts its own simulator
-				exclusive = append(exclusive, ep.URL)
-			}
-		}
-		out = append(out, &scheduled{
-			job:     schedule.Job{Name: c.Spec.Campaign, File: abs, Schedule: *sc, Exclusive: exclusive},
-			spec:    c.Spec,
-			baseDir: c.BaseDir,
-			tol:     tol,
-		})
+		out = append(out, sc)
 	}
 	if len(out) == 0 {
 		return nil, exitf(ExitUsage, "none of the files has a schedule: block (e.g. schedule: {cron: \"0 3 * * 1\", baseline: weekly-aa})")
@@ -233,16 +202,16 @@ type listEntry struct {
 	LastRun       *schedule.Run `json:"last_run,omitempty"`
 }
 
-func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
+func (a *app) listSchedules(camps []*baseline.Scheduled, f *scheduleFlags) error {
 	now := time.Now()
 	var entries []listEntry
 	for _, c := range camps {
-		sc := c.job.Schedule
-		times, err := schedule.Upcoming(c.job, now, f.count)
+		sc := c.Job.Schedule
+		times, err := schedule.Upcoming(c.Job, now, f.count)
 		if err != nil {
 			return exit(ExitUsage, err)
 		}
-		e := listEntry{Campaign: c.job.Name, File: c.job.File, Cron: sc.Cron, Timezone: firstNonEmpty(sc.Timezone, "UTC"),
+		e := listEntry{Campaign: c.Job.Name, File: c.Job.File, Cron: sc.Cron, Timezone: firstNonEmpty(sc.Timezone, "UTC"),
 			Overlap: firstNonEmpty(sc.Overlap, schedule.OverlapSkip), CatchupWindow: sc.CatchupWindow.String(),
 			CatchupMax: max(sc.CatchupMax, 1), Baseline: sc.Baseline}
 		if sc.CatchupWindow.IsZero() {
@@ -251,7 +220,7 @@ func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
 		for _, t := range times {
 			e.Next = append(e.Next, t.Format(time.RFC3339))
 		}
-		if st, found, err := schedule.ReadState(f.state, c.job.Name); err == nil && found {
+		if st, found, err := schedule.ReadState(f.state, c.Job.Name); err == nil && found {
 			e.Watermark, e.LastRun = &st.Watermark, st.LastRun
 		}
 		entries = append(entries, e)
@@ -283,54 +252,20 @@ func (a *app) listSchedules(camps []*scheduled, f *scheduleFlags) error {
 	return nil
 }
 
-// verdictHook judges every finished run against its baseline, writes verdict.json and a
-// history line, runs on_red when alarming, and remembers the worst verdict for the exit code.
+// verdictHook reports each scheduled run's verdict as baseline.Hook records it, and turns
+// the verdicts into the exit code.
 type verdictHook struct {
-	a     *app
-	f     *scheduleFlags
-	camps map[string]*scheduled
-	mu    sync.Mutex
-	all   []*schema.Verdict
+	*baseline.Hook
+	a *app
+	f *scheduleFlags
 }
 
-func newVerdictHook(a *app, camps []*scheduled, f *scheduleFlags) *verdictHook {
-	h := &verdictHook{a: a, f: f, camps: map[string]*scheduled{}}
-	for _, c := range camps {
-		h.camps[c.job.Name] = c
-	}
+func newVerdictHook(a *app, camps []*baseline.Scheduled, f *scheduleFlags) *verdictHook {
+	h := &verdictHook{a: a, f: f}
+	h.Hook = baseline.NewHook(camps, baseline.HookOptions{Registry: f.registry, StateDir: f.state, Open: a.open,
+		Warn:   func(campaign string, err error) { fmt.Fprintf(a.stderr, "%s: %v\n", campaign, err) },
+		Report: h.report})
 	return h
-}
-
-func (h *verdictHook) AfterRun(ctx context.Context, r schedule.Run) {
-	c := h.camps[r.Campaign]
-	v := baseline.Judge(ctx, r, h.f.registry, c.job.Schedule.Baseline, c.tol, h.a.open)
-	dir := r.Dir
-	if dir != "" {
-		if _, err := baseline.WriteVerdict(dir, v); err != nil {
-			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
-		}
-	}
-	if baseline.Alarming(v.Verdict) && c.job.Schedule.OnRed != nil {
-		where := dir
-		if where == "" {
-			where = h.f.state
-		}
-		v.OnRed = "ran ok"
-		if err := baseline.RunOnRed(ctx, *c.job.Schedule.OnRed, c.spec, c.baseDir, where, v); err != nil {
-			v.OnRed = err.Error()
-			fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
-		}
-		if dir != "" {
-			_, _ = baseline.WriteVerdict(dir, v) // now with the on_red outcome
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.all = append(h.all, v)
-	if err := baseline.AppendHistory(h.f.state, dir, time.Now(), v); err != nil {
-		fmt.Fprintf(h.a.stderr, "%s: %v\n", r.Campaign, err)
-	}
-	h.report(v, dir)
 }
 
 // report prints one run's verdict: a JSON line in the long-running --json mode (--once
@@ -364,17 +299,11 @@ func (h *verdictHook) report(v *schema.Verdict, dir string) {
 	}
 }
 
-func (h *verdictHook) verdicts() []*schema.Verdict {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*schema.Verdict{}, h.all...)
-}
-
 // exitCode: 1 when any run was RED, failed or could not be diffed; 130 when a run was
 // interrupted; else 0.
 func (h *verdictHook) exitCode() error {
 	code := ExitOK
-	for _, v := range h.verdicts() {
+	for _, v := range h.Verdicts() {
 		switch {
 		case baseline.Alarming(v.Verdict):
 			code = ExitFailed
