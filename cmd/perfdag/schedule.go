@@ -146,7 +146,8 @@ func (a *app) loadScheduled(files []string) ([]*baseline.Scheduled, error) {
 		var l diag.List
 		switch {
 		case errors.As(err, &l):
-			return nil, a.invalid(l, path, c)
+			reportDiags(a.stderr, l, map[string][]byte{path: sourceOf(c, path)}, false)
+			return nil, exit(ExitInvalid, nil)
 		case err != nil:
 			return nil, exit(ExitUsage, err)
 		case sc == nil:

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -203,5 +205,20 @@ func TestScheduleSIGKILLRecordsFailedRun(t *testing.T) {
 	}
 	if hist2, _ := os.ReadFile(filepath.Join(stateDir, "history.jsonl")); strings.Count(string(hist2), `"outcome":"failed"`) != 1 {
 		t.Errorf("history after the second restart:\n%s", hist2)
+	}
+}
+
+// A tolerance on an unknown metric makes the campaign file invalid: schedule exits 3 as its
+// help says (it exited 1, the code of a RED run), before anything is scheduled.
+func TestScheduleInvalidToleranceExit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "badtol.yaml")
+	src := "version: 1\ncampaign: badtol\nendpoints:\n  main: {url: \"sim://\", model: m}\ncells: []\n" +
+		"schedule:\n  cron: \"0 3 * * 1\"\n  tolerances:\n    ttft: 8\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runVerb(t, func(a *app) *cobra.Command { return a.scheduleCmd() }, "--list", path)
+	if code != ExitInvalid || !strings.Contains(out, "badtol.yaml:9:5: schedule.tolerances.ttft: unknown metric") {
+		t.Fatalf("exit %d, want %d (invalid campaign file); output:\n%s", code, ExitInvalid, out)
 	}
 }

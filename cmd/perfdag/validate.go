@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/load"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -41,7 +42,11 @@ Exit status: 0 when every file is valid, 1 when any is not.`,
 					continue
 				}
 				sources[path] = src
-				_, _, err = a.compile(path, nil, "")
+				c, _, err := a.compile(path, nil, "")
+				if err == nil && c != nil {
+					// what `schedule` refuses (tolerances on unknown metrics) is a problem too
+					_, err = baseline.NewScheduled(path, c.BaseDir, c.Spec, c.Position)
+				}
 				var l diag.List
 				switch {
 				case errors.As(err, &l):
