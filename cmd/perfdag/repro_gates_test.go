@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,26 +40,10 @@ func TestEditedGateLeavesNoStaleVerdict(t *testing.T) {
 		t.Fatalf("first run: %v\n%s", err, out)
 	}
 	verdicts := func() map[string]string {
-		out, err := perfdagChild("status", dir, "--json").Output()
-		if err != nil {
-			t.Fatalf("status: %v", err)
-		}
-		var st struct {
-			Nodes []struct {
-				Node  string
-				Gates []struct {
-					Gate   string
-					Passed bool
-				}
-			}
-		}
-		if err := json.Unmarshal(out, &st); err != nil {
-			t.Fatalf("status --json: %v\n%s", err, out)
-		}
 		m := map[string]string{}
-		for _, n := range st.Nodes {
-			for _, g := range n.Gates {
-				m[n.Node] = g.Gate + "=" + map[bool]string{true: "pass", false: "fail"}[g.Passed]
+		for node, gates := range statusVerdicts(t, dir) {
+			for _, g := range gates {
+				m[node] = g.Gate + "=" + map[bool]string{true: "pass", false: "fail"}[g.Passed]
 			}
 		}
 		return m

@@ -62,30 +62,11 @@ func TestGateOnUnstatedStatistic(t *testing.T) {
 		out, _ := cmd.CombinedOutput()
 		return cmd.ProcessState.ExitCode(), string(out)
 	}
-	type verdict struct {
-		Gate     string
-		Passed   bool
-		Error    string
-		Unstated []string
-	}
-	verdicts := func() map[string]verdict {
-		out, err := perfdagChild("status", dir, "--json").Output()
-		if err != nil {
-			t.Fatalf("status: %v", err)
-		}
-		var st struct {
-			Nodes []struct {
-				Node  string
-				Gates []verdict
-			}
-		}
-		if err := json.Unmarshal(out, &st); err != nil {
-			t.Fatalf("status --json: %v\n%s", err, out)
-		}
-		m := map[string]verdict{}
-		for _, n := range st.Nodes {
-			for _, g := range n.Gates {
-				m[n.Node+" "+g.Gate] = g
+	verdicts := func() map[string]gateVerdict {
+		m := map[string]gateVerdict{}
+		for node, gates := range statusVerdicts(t, dir) {
+			for _, g := range gates {
+				m[node+" "+g.Gate] = g
 			}
 		}
 		return m
@@ -121,4 +102,36 @@ func TestGateOnUnstatedStatistic(t *testing.T) {
 	if g := verdicts()["import[sglang/c4] fast-import"]; g.Passed || !slices.Equal(g.Unstated, []string{"ttft_p50_ms"}) {
 		t.Errorf("the reused import's fail gate: %+v, want not passed, unstated [ttft_p50_ms]", g)
 	}
+}
+
+// gateVerdict is one gate verdict as `perfdag status --json` prints it.
+type gateVerdict struct {
+	Gate     string
+	Passed   bool
+	Error    string
+	Unstated []string
+}
+
+// statusVerdicts reads a campaign directory's gate verdicts, by node, the way a script does:
+// through `perfdag status DIR --json`.
+func statusVerdicts(t *testing.T, dir string) map[string][]gateVerdict {
+	t.Helper()
+	out, err := perfdagChild("status", dir, "--json").Output()
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	var st struct {
+		Nodes []struct {
+			Node  string
+			Gates []gateVerdict
+		}
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	m := map[string][]gateVerdict{}
+	for _, n := range st.Nodes {
+		m[n.Node] = n.Gates
+	}
+	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/openai"
 	"github.com/perfdag/perfdag/steps/measure/stats"
+	"github.com/perfdag/perfdag/steps/testkit"
 )
 
 // childEnv carries a load job (JSON) when the test binary re-executes itself: the load runs
@@ -45,16 +46,7 @@ type pointResult struct {
 	VmHWM   int64                  `json:"vmhwm_bytes"` // peak RSS of the process so far
 }
 
-func TestMain(m *testing.M) {
-	if j := os.Getenv(childEnv); j != "" {
-		if err := runLoad(j); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testkit.ChildMain(m, childEnv, runLoad) }
 
 // requestsPer is the point size at concurrency c: half the requests valid, half hostile.
 func requestsPer(c int) int { return 2 * max(c, 2) }
