@@ -33,7 +33,7 @@ func hasRoofline(sweeps []schema.RooflineSweep) bool {
 
 // sweepLabel names a sweep: hardware, TP, quant, KV dtype and engine (import id when needed).
 func sweepLabel(s schema.RooflineSweep, all []schema.RooflineSweep) string {
-	parts := []string{s.Hardware, fmt.Sprintf("TP%d", s.TensorParallel), s.Quant}
+	parts := []string{s.Hardware, tpPart(s.TensorParallel), s.Quant}
 	if kv := s.Provenance.KVCacheDtype; kv != "" {
 		parts = append(parts, "KV "+kv)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -19,14 +20,14 @@ const tpmChartH = 62.0
 
 // tpmLabel names a TPM group compactly.
 func tpmLabel(k schema.TPMGroupKey) string {
-	parts := []string{k.Hardware, k.Quant, fmt.Sprintf("TP%d", k.TensorParallel), k.ParallelStrategy}
+	parts := []string{k.Hardware, k.Quant, tpPart(k.TensorParallel), k.ParallelStrategy}
 	if k.MTP {
 		parts = append(parts, "MTP")
 	}
 	if k.Shape != "" {
 		parts = append(parts, k.Shape)
 	}
-	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+	return cmp.Or(strings.Join(strings.Fields(strings.Join(parts, " ")), " "), "all cells")
 }
 
 func tpmCharts(v *view, art *artwork) []job {

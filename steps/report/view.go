@@ -154,7 +154,7 @@ func (v *view) style() {
 	colorIdx := map[string]int{}
 	for _, x := range v.variants {
 		k := x.key
-		parts := []string{k.Hardware, k.Quant, fmt.Sprintf("TP%d", k.TP)}
+		parts := []string{k.Hardware, k.Quant, tpPart(k.TP)}
 		if k.Strategy != "" {
 			parts = append(parts, k.Strategy)
 		}
@@ -170,6 +170,9 @@ func (v *view) style() {
 			}
 		}
 		x.label = strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+		if x.label == "" { // nothing declared about hardware or parallelism: the model names it
+			x.label = cmp.Or(shortModel(k.Model), "all cells")
+		}
 		// one colour per (hardware, TP, and every other field that differs: shape, cache,
 		// engine, model, arm); strategy and MTP are carried by the marker.
 		ck := fmt.Sprintf("%s/%d/%s", k.Hardware, k.TP, k.Arm)
@@ -203,6 +206,15 @@ func (v *view) style() {
 }
 
 // shortModel drops an organisation prefix: "moonshotai/Kimi-K2.6" → "Kimi-K2.6".
+// tpPart names a tensor-parallel degree in a label, nothing when the campaign does not state
+// it (0): "TP0" would read as a configuration.
+func tpPart(tp int) string {
+	if tp <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("TP%d", tp)
+}
+
 func shortModel(m string) string {
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		return m[i+1:]

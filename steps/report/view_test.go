@@ -217,3 +217,22 @@ func TestScatterLabelsFollowTheReportOption(t *testing.T) {
 		t.Errorf("label_concurrencies [2] gave %v", got)
 	}
 }
+
+// A campaign that states no hardware, quantisation or parallelism (a llama.cpp endpoint) has
+// its variant named by its model, never "TP0"; a stated degree is kept.
+func TestVariantLabelWithoutDeclaredDeployment(t *testing.T) {
+	a := mkRow("a", 1, "", 0, "", false, 0, "full", true)
+	a.Quant, a.Model = "", "org/tiny-llama"
+	v := newView(Input{Atlas: []schema.AtlasRow{a}})
+	if len(v.variants) != 1 || v.variants[0].label != "tiny-llama" {
+		t.Fatalf("label %q, want the model's name", v.variants[0].label)
+	}
+	a.Model = ""
+	if v = newView(Input{Atlas: []schema.AtlasRow{a}}); v.variants[0].label != "all cells" {
+		t.Errorf("label %q with nothing stated, want \"all cells\"", v.variants[0].label)
+	}
+	a.TensorParallel = 2
+	if v = newView(Input{Atlas: []schema.AtlasRow{a}}); v.variants[0].label != "TP2" {
+		t.Errorf("label %q, want TP2", v.variants[0].label)
+	}
+}
