@@ -44,9 +44,74 @@ type aiperfConfig struct {
 		Name string `json:"name"`
 	} `json:"tokenizer"`
 	Loadgen struct {
-		Concurrency int `json:"concurrency"`
+		Concurrency json.RawMessage `json:"concurrency"`
 	} `json:"loadgen"`
 	Version string `json:"aiperf_version"`
+}
+
+// aiperfDoc is a profile_export_aiperf.json read: its metrics by tag, raw.
+type aiperfDoc struct {
+	file string
+	data []byte
+	top  map[string]json.RawMessage
+}
+
+func (a *aiperfDoc) at(field, msg string) *Error {
+	parent, key, nested := strings.Cut(field, ".")
+	line := lineOfKey(a.data, 1, parent)
+	if nested {
+		line = lineOfKeyAfter(a.data, parent, lastKey(key))
+	}
+	return &Error{File: a.file, Line: line, Field: field, Msg: msg}
+}
+
+// avg is a metric's avg as the file holds it (nil when absent).
+func (a *aiperfDoc) avg(tag string) []byte {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(a.top[tag], &m)
+	return m["avg"]
+}
+
+// metric reads one metric: its unit converted (a time to ms: time true), every statistic it
+// states checked under r, in the converted unit. Nil when absent and not required.
+func (a *aiperfDoc) metric(tag string, time bool, r rule, required bool) (*aiperfMetric, error) {
+	raw, ok := a.top[tag]
+	if !ok {
+		if required {
+			return nil, &Error{File: a.file, Line: 1, Field: tag, Msg: "missing"}
+		}
+		return nil, nil
+	}
+	var vals map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &vals); err != nil || vals == nil {
+		return nil, a.at(tag, fmt.Sprintf("holds %s, expected a metric object (unit, avg, ...)", shown(raw)))
+	}
+	var unit string
+	_ = json.Unmarshal(vals["unit"], &unit)
+	f := 1.0
+	if time {
+		if f, ok = toMs(1, unit); !ok {
+			return nil, a.at(tag+".unit", fmt.Sprintf("unit %q is not a time unit (ms, ns, us, s)", unit))
+		}
+	}
+	for _, k := range []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"} {
+		v, ok := vals[k]
+		if !ok || string(v) == "null" {
+			if k == "avg" {
+				return nil, a.at(tag+".avg", "missing: every metric states its avg")
+			}
+			continue
+		}
+		if _, problem := scaled(v, f, unit, r); problem != "" {
+			return nil, a.at(tag+"."+k, problem)
+		}
+	}
+	var m aiperfMetric
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, a.at(tag, err.Error())
+	}
+	m.Scale(f)
+	return &m, nil
 }
 
 // ReadAIPerf reads an AIPerf artifact directory: the aggregate JSON (required) and the
@@ -57,26 +122,32 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aiperf import: %w", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
+	if msg := notObject(data); msg != "" {
+		return nil, &Error{File: file, Line: 1, Field: "(document)", Msg: msg + " (an AIPerf profile export)"}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &Error{File: file, Line: 1, Field: "(document)", Msg: "empty file: want an AIPerf profile export"}
+	}
+	a := &aiperfDoc{file: file, data: data}
+	if err := json.Unmarshal(data, &a.top); err != nil {
 		return nil, jsonError(file, data, 0, err)
 	}
-	if _, ok := top["backend"]; ok {
-		return nil, &Error{File: file, Line: lineOfKey(data, 1, "backend"), Field: "backend", Msg: "this is a vLLM/SGLang bench result, not an AIPerf profile export"}
+	if _, ok := a.top["backend"]; ok {
+		return nil, a.at("backend", "this is a vLLM/SGLang bench result, not an AIPerf profile export")
 	}
-	if rec, ok := top["records"]; ok { // older builds nest metrics under records
+	if rec, ok := a.top["records"]; ok { // older builds nest metrics under records
 		var nested map[string]json.RawMessage
 		if err := json.Unmarshal(rec, &nested); err == nil {
 			for k, v := range nested {
-				top[k] = v
+				a.top[k] = v
 			}
 		}
 	}
-	r := &Result{Source: SourceAIPerf, File: file}
+	r := &Result{Source: SourceAIPerf, File: file, data: data, line: 1, concurrencyField: "input_config.loadgen.concurrency"}
 	var cfg aiperfConfig
-	if raw, ok := top["input_config"]; ok {
+	if raw, ok := a.top["input_config"]; ok {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
-			return nil, &Error{File: file, Line: lineOfKey(data, 1, "input_config"), Field: "input_config", Msg: err.Error()}
+			return nil, a.at("input_config", err.Error())
 		}
 	} else {
 		return nil, &Error{File: file, Line: 1, Field: "input_config", Msg: "missing (not an AIPerf profile export?)"}
@@ -84,47 +155,38 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 	if len(cfg.Endpoint.ModelNames) > 0 {
 		r.Model = cfg.Endpoint.ModelNames[0]
 	}
-	r.Concurrency, r.SourceVersion = cfg.Loadgen.Concurrency, cfg.Version
-	if r.Concurrency == 0 {
-		return nil, &Error{File: file, Line: lineOfKeyAfter(data, "input_config", "loadgen"), Field: "input_config.loadgen.concurrency", Msg: "missing: one AIPerf directory must be one --concurrency run"}
+	r.SourceVersion = cfg.Version
+	concAt := &Error{File: file, Line: lineOfKeyAfter(data, "input_config", "loadgen"), Field: r.concurrencyField}
+	if c := cfg.Loadgen.Concurrency; c == nil || string(c) == "null" {
+		concAt.Msg = "missing: one AIPerf directory must be one --concurrency run"
+		return nil, concAt
 	}
+	c, problem := number(cfg.Loadgen.Concurrency, ruleConcurrency)
+	if problem != "" {
+		concAt.Line, concAt.Msg = lineOfKeyAfter(data, "loadgen", "concurrency"), problem
+		return nil, concAt
+	}
+	r.Concurrency = int(c)
 	r.TokenBasis = "client-tokenizer"
 	if cfg.Tokenizer.Name != "" {
 		r.TokenBasis = "client-tokenizer:" + cfg.Tokenizer.Name
 	}
-	metric := func(tag string, time bool, required bool) (*aiperfMetric, error) {
-		raw, ok := top[tag]
-		if !ok {
-			if required {
-				return nil, &Error{File: file, Line: 1, Field: tag, Msg: "missing"}
-			}
-			return nil, nil
-		}
-		var m aiperfMetric
-		if err := json.Unmarshal(raw, &m); err != nil || m.Avg == nil {
-			return nil, &Error{File: file, Line: lineOfKey(data, 1, tag), Field: tag + ".avg", Msg: "missing or not a number"}
-		}
-		if time {
-			f, ok := toMs(1, m.Unit)
-			if !ok {
-				return nil, &Error{File: file, Line: lineOfKeyAfter(data, tag, "unit"), Field: tag + ".unit", Msg: fmt.Sprintf("unit %q is not a time unit (ms, ns, us, s)", m.Unit)}
-			}
-			m.Scale(f)
-		}
-		return &m, nil
-	}
 	agg := schema.Point{}
-	count, err := metric("request_count", false, true)
+	count, err := a.metric("request_count", false, ruleCount, true)
 	if err != nil {
 		return nil, err
 	}
-	dur, err := metric("benchmark_duration", true, true)
+	dur, err := a.metric("benchmark_duration", true, ruleDurationMs, true)
 	if err != nil {
 		return nil, err
 	}
 	agg.RequestCount = int(*count.Avg)
 	agg.NumPrompts = agg.RequestCount
-	if ec, _ := metric("error_request_count", false, false); ec != nil {
+	ec, err := a.metric("error_request_count", false, ruleCount, false)
+	if err != nil {
+		return nil, err
+	}
+	if ec != nil {
 		agg.ErrorCount = int(*ec.Avg)
 		agg.NumPrompts += agg.ErrorCount
 	}
@@ -134,18 +196,19 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		dst  **schema.Stat
 		time bool
 		unit string
+		r    rule
 	}{
-		{"time_to_first_token", &agg.TTFT, true, stats.UnitMs},
-		{"inter_token_latency", &agg.ITL, true, stats.UnitMs},
-		{"inter_chunk_latency", &agg.ICL, true, stats.UnitMs},
-		{"request_latency", &agg.RequestLatency, true, stats.UnitMs},
-		{"output_token_throughput_per_user", &agg.TPSUser, false, stats.UnitTPSUser},
-		{"input_sequence_length", &agg.ISL, false, stats.UnitTokens},
-		{"output_sequence_length", &agg.OSL, false, stats.UnitTokens},
-		{"output_token_count", &agg.OutputTokens, false, stats.UnitTokens},
-		{"reasoning_token_count", &agg.ReasoningTok, false, stats.UnitTokens},
+		{"time_to_first_token", &agg.TTFT, true, stats.UnitMs, ruleMs},
+		{"inter_token_latency", &agg.ITL, true, stats.UnitMs, ruleMs},
+		{"inter_chunk_latency", &agg.ICL, true, stats.UnitMs, ruleMs},
+		{"request_latency", &agg.RequestLatency, true, stats.UnitMs, ruleMs},
+		{"output_token_throughput_per_user", &agg.TPSUser, false, stats.UnitTPSUser, ruleRate},
+		{"input_sequence_length", &agg.ISL, false, stats.UnitTokens, ruleMeanTokens},
+		{"output_sequence_length", &agg.OSL, false, stats.UnitTokens, ruleMeanTokens},
+		{"output_token_count", &agg.OutputTokens, false, stats.UnitTokens, ruleMeanTokens},
+		{"reasoning_token_count", &agg.ReasoningTok, false, stats.UnitTokens, ruleMeanTokens},
 	} {
-		v, err := metric(m.tag, m.time, m.tag == "request_latency")
+		v, err := a.metric(m.tag, m.time, m.r, m.tag == "request_latency")
 		if err != nil {
 			return nil, err
 		}
@@ -153,30 +216,40 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 			continue
 		}
 		if !m.time && v.Unit != m.unit {
-			return nil, &Error{File: file, Line: lineOfKeyAfter(data, m.tag, "unit"), Field: m.tag + ".unit", Msg: fmt.Sprintf("unit %q, want %q", v.Unit, m.unit)}
+			return nil, a.at(m.tag+".unit", fmt.Sprintf("unit %q, want %q", v.Unit, m.unit))
 		}
 		*m.dst = v.Stat(m.unit, agg.RequestCount)
 	}
 	var totalISL, totalOSL float64
-	if m, _ := metric("total_isl", false, false); m != nil {
-		totalISL = *m.Avg
+	tisl, err := a.metric("total_isl", false, ruleTotalTokens, false)
+	if err != nil {
+		return nil, err
 	}
-	if m, _ := metric("total_osl", false, false); m != nil {
-		totalOSL = *m.Avg
+	if tisl != nil {
+		totalISL = *tisl.Avg
 	}
-	if agg.WindowS > 0 {
-		agg.RequestThroughput = float64(agg.RequestCount) / agg.WindowS
-		agg.OutputTokenThroughput = totalOSL / agg.WindowS
-		agg.TotalTokenThroughput = (totalISL + totalOSL) / agg.WindowS
+	tosl, err := a.metric("total_osl", false, ruleTotalTokens, false)
+	if err != nil {
+		return nil, err
 	}
+	if tosl != nil {
+		totalOSL = *tosl.Avg
+	}
+	agg.RequestThroughput = float64(agg.RequestCount) / agg.WindowS
+	agg.OutputTokenThroughput = totalOSL / agg.WindowS
+	agg.TotalTokenThroughput = (totalISL + totalOSL) / agg.WindowS
 	if agg.RequestCount > 0 {
 		agg.MeanISL, agg.MeanOSL = totalISL/float64(agg.RequestCount), totalOSL/float64(agg.RequestCount)
 	}
 	if agg.TTFT != nil {
 		agg.TTFOCoverage = 1
 	}
+	r.lengths = [2]lengthSource{
+		{total: "total_isl.avg", count: "request_count.avg", totalRaw: a.avg("total_isl"), countRaw: a.avg("request_count"), list: "input_sequence_length"},
+		{total: "total_osl.avg", count: "request_count.avg", totalRaw: a.avg("total_osl"), countRaw: a.avg("request_count"), list: "output_token_count"},
+	}
 	isl, osl := cfg.Input.Prompt.InputTokens.Mean, cfg.Input.Prompt.OutputTokens.Mean
-	if err := r.check(e, data, 1, "input_config.endpoint.model_names", "input_config.loadgen.concurrency", isl, osl,
+	if err := r.check(e, "input_config.endpoint.model_names", isl, osl,
 		"input_config.input.prompt.input_tokens.mean", "input_config.input.prompt.output_tokens.mean"); err != nil {
 		return nil, err
 	}
@@ -192,151 +265,38 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 			return nil, err
 		}
 		r.Records = recs
-		var sumISL float64
-		valid := 0
-		for _, rec := range recs {
-			if rec.Phase == stats.PhaseProfiling && rec.ErrorClass == "" {
-				sumISL += float64(rec.InputTokens)
-				valid++
-			}
-		}
-		if valid != agg.RequestCount {
-			return nil, &Error{File: file, Line: lineOfKey(data, 1, "request_count"), Field: "request_count.avg",
-				Msg: fmt.Sprintf("%d, but %s holds %d valid profiling records", agg.RequestCount, AIPerfRecords, valid)}
-		}
-		if totalISL > 0 && sumISL != totalISL {
-			return nil, &Error{File: file, Line: lineOfKey(data, 1, "total_isl"), Field: "total_isl.avg",
-				Msg: fmt.Sprintf("%g, but the records sum to %g", totalISL, sumISL)}
+		if err := a.checkRecords(recs, tisl != nil, totalISL); err != nil {
+			return nil, err
 		}
 	}
 	r.finish(o, agg)
 	return r, nil
 }
 
-type aiperfLine struct {
-	Metadata *struct {
-		SessionNum     int     `json:"session_num"`
-		RequestStartNs float64 `json:"request_start_ns"`
-		RequestEndNs   float64 `json:"request_end_ns"`
-		Phase          string  `json:"benchmark_phase"`
-		WasCancelled   bool    `json:"was_cancelled"`
-	} `json:"metadata"`
-	Metrics map[string]struct {
-		Value json.RawMessage `json:"value"`
-		Unit  string          `json:"unit"`
-	} `json:"metrics"`
-	Error *struct {
-		Code    *int   `json:"code"`
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// parseAIPerfRecords turns profile_export.jsonl into request records (times in ns from
-// the request's start: first token at TTFT, last content at request_latency).
-func parseAIPerfRecords(file string, data []byte) ([]schema.RequestRecord, error) {
-	var out []schema.RequestRecord
-	for i, raw := range bytes.Split(data, []byte{'\n'}) {
-		line := i + 1
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
+// checkRecords compares the aggregate's counts and input total with the records they count.
+func (a *aiperfDoc) checkRecords(recs []schema.RequestRecord, hasISL bool, totalISL float64) error {
+	var sumISL float64
+	valid, failed := 0, 0
+	for _, rec := range recs {
+		switch {
+		case rec.Phase != stats.PhaseProfiling:
+		case rec.ErrorClass == "":
+			sumISL += float64(rec.InputTokens)
+			valid++
+		default:
+			failed++
 		}
-		var l aiperfLine
-		if err := json.Unmarshal(pythonJSON(raw), &l); err != nil {
-			return nil, lineError(file, line, raw, err)
-		}
-		if l.Metadata == nil {
-			if bytes.Contains(raw, []byte(`"backend"`)) {
-				return nil, &Error{File: file, Line: line, Field: "metadata", Msg: "missing: this line is a vLLM/SGLang bench result, not an AIPerf record"}
-			}
-			return nil, &Error{File: file, Line: line, Field: "metadata", Msg: "missing"}
-		}
-		md := l.Metadata
-		if md.RequestStartNs <= 0 {
-			return nil, &Error{File: file, Line: line, Field: "metadata.request_start_ns", Msg: "missing or not positive"}
-		}
-		rec := schema.RequestRecord{Index: md.SessionNum, Phase: md.Phase, StartNs: int64(md.RequestStartNs), EndNs: int64(md.RequestEndNs), Status: 200}
-		if rec.Phase == "" {
-			rec.Phase = stats.PhaseProfiling
-		}
-		if l.Error != nil || md.WasCancelled {
-			rec.ErrorClass = ErrorImported
-			if md.WasCancelled {
-				rec.ErrorClass = schema.ErrorCancelled
-			}
-			if l.Error != nil {
-				rec.Error = strings.TrimSpace(l.Error.Type + " " + l.Error.Message)
-				if l.Error.Code != nil {
-					rec.Status = *l.Error.Code
-				}
-			}
-			out = append(out, rec)
-			continue
-		}
-		num := func(tag, unit string, required bool) (float64, error) {
-			m, ok := l.Metrics[tag]
-			if !ok {
-				if required {
-					return 0, &Error{File: file, Line: line, Field: "metrics." + tag, Msg: "missing"}
-				}
-				return 0, nil
-			}
-			var v float64
-			if err := json.Unmarshal(m.Value, &v); err != nil {
-				return 0, &Error{File: file, Line: line, Field: "metrics." + tag + ".value", Msg: "not a number"}
-			}
-			if unit == "time" {
-				ms, ok := toMs(v, m.Unit)
-				if !ok {
-					return 0, &Error{File: file, Line: line, Field: "metrics." + tag + ".unit", Msg: fmt.Sprintf("unit %q is not a time unit (ms, ns, us, s)", m.Unit)}
-				}
-				return ms, nil
-			}
-			if m.Unit != unit {
-				return 0, &Error{File: file, Line: line, Field: "metrics." + tag + ".unit", Msg: fmt.Sprintf("unit %q, want %q", m.Unit, unit)}
-			}
-			return v, nil
-		}
-		ttft, err := num("time_to_first_token", "time", true)
-		if err != nil {
-			return nil, err
-		}
-		lat, err := num("request_latency", "time", true)
-		if err != nil {
-			return nil, err
-		}
-		isl, err := num("input_sequence_length", stats.UnitTokens, true)
-		if err != nil {
-			return nil, err
-		}
-		outTok, err := num("output_token_count", stats.UnitTokens, true)
-		if err != nil {
-			return nil, err
-		}
-		reason, err := num("reasoning_token_count", stats.UnitTokens, false)
-		if err != nil {
-			return nil, err
-		}
-		rec.FirstTokenNs = rec.StartNs + msToNs(ttft)
-		rec.LastContentNs = rec.StartNs + msToNs(lat)
-		if reason == 0 {
-			rec.FirstOutputNs = rec.FirstTokenNs
-		}
-		rec.InputTokens, rec.OutputTokens, rec.ReasoningTok = int(isl), int(outTok), int(reason)
-		if m, ok := l.Metrics["inter_chunk_latency"]; ok {
-			var gaps []float64
-			if err := json.Unmarshal(m.Value, &gaps); err != nil {
-				return nil, &Error{File: file, Line: line, Field: "metrics.inter_chunk_latency.value", Msg: "not a list of numbers"}
-			}
-			f, ok := toMs(1, m.Unit)
-			if !ok {
-				return nil, &Error{File: file, Line: line, Field: "metrics.inter_chunk_latency.unit", Msg: fmt.Sprintf("unit %q is not a time unit (ms, ns, us, s)", m.Unit)}
-			}
-			rec.ChunkNs = chunkTimes(rec.FirstTokenNs, gaps, f)
-		}
-		out = append(out, rec)
 	}
-	return out, nil
+	count, errs, isl := a.avg("request_count"), a.avg("error_request_count"), a.avg("total_isl")
+	parse := func(raw []byte) float64 { v, _ := number(raw, ruleTotalTokens); return v }
+	if !hasISL {
+		isl = nil
+	}
+	return checkTotals(a.at,
+		stated{"request_count.avg", count, parse(count), float64(valid), fmt.Sprintf("%s holds %d valid profiling records", AIPerfRecords, valid)},
+		stated{"error_request_count.avg", errs, parse(errs), float64(failed), fmt.Sprintf("%s holds %d failed profiling records", AIPerfRecords, failed)},
+		stated{"total_isl.avg", isl, parse(isl), sumISL, fmt.Sprintf("the valid records' input_sequence_length sum to %g", sumISL)},
+	)
 }
 
 // chunkTimes rebuilds chunk arrival times from the first token and the gaps (in ms × f).

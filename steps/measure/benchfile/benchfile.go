@@ -39,9 +39,11 @@ const ErrorImported = "imported_error"
 // would otherwise block the import for ever, a huge file eat the memory.
 const MaxFileBytes = 256 << 20
 
-// readFile reads one imported file within MaxFileBytes.
+// readFile reads one imported file within MaxFileBytes, without a leading UTF-8 byte-order
+// mark (JSON forbids one; some Windows tools write it).
 func readFile(path string) ([]byte, error) {
-	return bounded.ReadFile("benchmark output", path, MaxFileBytes)
+	b, err := bounded.ReadFile("benchmark output", path, MaxFileBytes)
+	return bytes.TrimPrefix(b, utf8BOM), err
 }
 
 // Error is a positioned problem in an imported file.
@@ -85,15 +87,57 @@ type Result struct {
 	Records  []schema.RequestRecord // nil when the file holds only aggregates
 	Point    schema.Point
 
-	data             []byte // the main file, for positions
-	line             int    // the line its result object starts on
+	data             []byte // the result object's text (AIPerf: the whole aggregate file), for positions
+	line             int    // the line it starts on
 	concurrencyField string
+	lengths          [2]lengthSource // where the mean prompt and output lengths come from
+}
+
+// lengthSource names where a run's mean prompt or output length comes from, and what the
+// file holds there, for a refusal that blames the right field.
+type lengthSource struct {
+	total, count       string // the stated total and request-count fields
+	totalRaw, countRaw []byte // their values as the file holds them (nil: absent)
+	list               string // the per-request field the records' lengths come from
+}
+
+// Workload returns the prompt and output lengths a cell importing r is named by: the
+// lengths the file says its run asked for, else the means it measured. A length below one
+// token is an error at the field it comes from, quoting what the file holds there.
+func (r *Result) Workload() (isl, osl float64, err error) {
+	isl, osl = r.ISL, r.OSL
+	if isl <= 0 {
+		isl = r.Point.MeanISL
+	}
+	if osl <= 0 {
+		osl = r.Point.MeanOSL
+	}
+	for i, v := range []float64{isl, osl} {
+		if v >= 1 {
+			continue
+		}
+		src, what := r.lengths[i], [2]string{"prompt", "output"}[i]
+		const cannot = "the cell's workload (prompt and output length) cannot be named"
+		switch {
+		case r.Point.RequestCount == 0:
+			return 0, 0, r.At(src.count, fmt.Sprintf("no request succeeded, so the mean %s length is unknown: %s", what, cannot))
+		case r.Records != nil:
+			return 0, 0, r.At(src.list, fmt.Sprintf("the %d successful requests average %.3g %s tokens, below one: %s", r.Point.RequestCount, v, what, cannot))
+		case src.totalRaw == nil:
+			return 0, 0, r.At(src.total, fmt.Sprintf("missing, and the file states no %s length its run asked for: %s", what, cannot))
+		case v == 0:
+			return 0, 0, r.At(src.total, fmt.Sprintf("holds %s: no %s tokens, so %s", shown(src.totalRaw), what, cannot))
+		}
+		return 0, 0, r.At(src.count, fmt.Sprintf("holds %s: %s %s tokens (%s) over that many requests is %.3g a request, below one: is %s right? %s",
+			shown(src.countRaw), shown(src.totalRaw), what, src.total, v, src.count, cannot))
+	}
+	return isl, osl, nil
 }
 
 // At positions a problem with a field of the file the result was read from (the model,
 // concurrency or token fields named by ModelField, ConcurrencyField, ...).
 func (r *Result) At(field, msg string) *Error {
-	return &Error{File: r.File, Line: lineOfKey(r.data, max(r.line, 1), lastKey(field)), Field: field, Msg: msg}
+	return &Error{File: r.File, Line: max(r.line, 1) + lineOfKey(r.data, 1, lastKey(field)) - 1, Field: field, Msg: msg}
 }
 
 // ConcurrencyField names the field the file states its concurrency in.
@@ -129,21 +173,14 @@ func (r *Result) finish(o stats.Options, agg schema.Point) {
 	r.Point = agg
 }
 
-// check compares what the file states with what the cell expects.
-func (r *Result) check(e Expect, data []byte, line int, modelField, concField string, isl, osl float64, islField, oslField string) error {
-	r.data, r.line, r.concurrencyField, r.ISL, r.OSL = data, line, concField, isl, osl
-	pos := func(field string) *Error {
-		return &Error{File: r.File, Line: lineOfKey(data, line, lastKey(field)), Field: field}
-	}
+// check compares what the file states with what the cell expects; r.data and r.line are set.
+func (r *Result) check(e Expect, modelField string, isl, osl float64, islField, oslField string) error {
+	r.ISL, r.OSL = isl, osl
 	if e.Model != "" && r.Model != "" && r.Model != e.Model {
-		err := pos(modelField)
-		err.Msg = fmt.Sprintf("file measured model %q, the cell names %q", r.Model, e.Model)
-		return err
+		return r.At(modelField, fmt.Sprintf("file measured model %q, the cell names %q", r.Model, e.Model))
 	}
 	if e.Concurrency > 0 && r.Concurrency != e.Concurrency {
-		err := pos(concField)
-		err.Msg = fmt.Sprintf("file measured concurrency %d, the cell names %d", r.Concurrency, e.Concurrency)
-		return err
+		return r.At(r.concurrencyField, fmt.Sprintf("file measured concurrency %d, the cell names %d", r.Concurrency, e.Concurrency))
 	}
 	for _, c := range []struct {
 		want  int
@@ -151,9 +188,7 @@ func (r *Result) check(e Expect, data []byte, line int, modelField, concField st
 		field string
 	}{{e.ISL, isl, islField}, {e.OSL, osl, oslField}} {
 		if c.want > 0 && c.got > 0 && math.Abs(c.got-float64(c.want)) > 0.1*float64(c.want) {
-			err := pos(c.field)
-			err.Msg = fmt.Sprintf("file states %g tokens, the cell's shape asks %d (more than 10%% apart)", c.got, c.want)
-			return err
+			return r.At(c.field, fmt.Sprintf("file states %g tokens, the cell's shape asks %d (more than 10%% apart)", c.got, c.want))
 		}
 	}
 	return nil
@@ -218,3 +253,43 @@ func toMs(v float64, unit string) (float64, bool) {
 
 // msToNs converts milliseconds to whole nanoseconds.
 func msToNs(v float64) int64 { return int64(math.Round(v * 1e6)) }
+
+// Unknown names what an aggregate-only point cannot know because its file does not state
+// it, by the point's JSON names: a metric the file states nothing of ("osl"), or the mean or
+// a gated percentile it leaves out ("ttft_ms p90"). Nil for a point recomputed from
+// per-request records, where every statistic is computed.
+func (r *Result) Unknown() []string {
+	if r.StatsFrom == StatsPerRequest {
+		return nil
+	}
+	p := r.Point
+	var out []string
+	for _, m := range []struct {
+		name string
+		st   *schema.Stat
+	}{{"ttft_ms", p.TTFT}, {"itl_ms", p.ITL}, {"inter_chunk_ms", p.ICL}, {"request_latency_ms", p.RequestLatency},
+		{"tps_per_user", p.TPSUser}, {"isl", p.ISL}, {"osl", p.OSL}} {
+		if m.st == nil {
+			out = append(out, m.name)
+			continue
+		}
+		for _, s := range []string{"avg", "p50", "p90", "p95", "p99"} {
+			if !m.st.Stated(s) {
+				out = append(out, m.name+" "+s)
+			}
+		}
+	}
+	return out
+}
+
+// StatsNote says where the point's statistics came from, for a run line: "per-request
+// stats", or "aggregate stats; unknown: ttft_ms p90, osl".
+func (r *Result) StatsNote() string {
+	if r.StatsFrom == StatsPerRequest {
+		return "per-request stats"
+	}
+	if u := r.Unknown(); len(u) > 0 {
+		return "aggregate stats; unknown: " + strings.Join(u, ", ")
+	}
+	return "aggregate stats"
+}

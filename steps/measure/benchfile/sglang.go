@@ -5,10 +5,16 @@ import (
 )
 
 // ReadSGLang reads a `sglang.bench_serving` JSONL file (one run appended per line: the last
-// line at e.Concurrency, else the last line). Its aggregates are used as stated; the file
-// carries no per-request timing.
+// line at e.Concurrency, else the last line). With --output-details a line carries the
+// per-request lists (input_lens, output_lens, ttfts, itls, errors; newer builds nest them
+// under details) and every statistic is recomputed from them; without, its aggregates are
+// used as stated. SGLang records no send times: the window is the file's duration.
 func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
-	d, err := readServeRun(file, e.Concurrency)
+	return NewFiles().readSGLang(file, e, o)
+}
+
+func (fs *Files) readSGLang(file string, e Expect, o stats.Options) (*Result, error) {
+	d, err := fs.run(file, e.Concurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -19,15 +25,8 @@ func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 		return nil, &Error{File: file, Line: d.line, Field: "backend", Msg: "missing (not an SGLang bench_serving result?)"}
 	}
 	r := &Result{Source: SourceSGLang, File: file, TokenBasis: "client-tokenizer"}
-	agg, err := d.fixedRun(r)
-	if err != nil {
+	if err := r.readServe(d, e, o, "backend", "random_input_len", "random_output_len"); err != nil {
 		return nil, err
 	}
-	isl, _, _ := d.num("random_input_len", false)
-	osl, _, _ := d.num("random_output_len", false)
-	if err := r.check(e, d.data, d.line, "backend", "max_concurrency", isl, osl, "random_input_len", "random_output_len"); err != nil {
-		return nil, err
-	}
-	r.finish(o, agg)
 	return r, nil
 }

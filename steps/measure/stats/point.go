@@ -38,6 +38,10 @@ type Options struct {
 	// what each cost (openai.Warmed), recorded on the point beside the window's own connects.
 	WarmConnections int
 	WarmConnectNs   []int64
+	// WindowS, when set, is the window the throughputs are over instead of the records'
+	// span: an import whose records carry no send times (SGLang's per-request lists) uses
+	// the run's duration as its file states it.
+	WindowS float64
 }
 
 // Class returns the error class a record counts under, "" when it is a valid measurement.
@@ -175,7 +179,11 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		p.TTFOCoverage = float64(answered) / float64(len(valid))
 		p.MeanISL, p.MeanOSL = sumISL/float64(len(valid)), sumOSL/float64(len(valid))
 	}
-	if w := float64(winEnd-winStart) / 1e9; len(valid) > 0 && w > 0 {
+	w := float64(winEnd-winStart) / 1e9
+	if o.WindowS > 0 {
+		w = o.WindowS
+	}
+	if len(valid) > 0 && w > 0 {
 		p.WindowS = w
 		p.RequestThroughput = float64(len(valid)) / w
 		p.OutputTokenThroughput = sumOSL / w

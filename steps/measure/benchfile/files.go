@@ -1,0 +1,103 @@
+package benchfile
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/perfdag/perfdag/steps/measure/stats"
+)
+
+// Files reads benchmark outputs for one caller, each vLLM/SGLang file once: importcell
+// builds a cell of one point per run of a multi-run file (an SGLang JSONL, a vLLM
+// --append-result file) and checks it again, and a campaign run's import points share one
+// (the run's environment holds it), so every run of a file comes from one read and split of
+// it instead of one per run. A file changed on disk since (size or modification time) is
+// read again. Safe for concurrent use; it keeps what it read until it is dropped.
+type Files struct {
+	mu    sync.Mutex
+	serve map[string]*serveFile
+	reads int // vLLM/SGLang files read from disk, for tests
+}
+
+// NewFiles returns an empty Files.
+func NewFiles() *Files { return &Files{serve: map[string]*serveFile{}} }
+
+// run returns the parsed run of path an import at conc reads (serveFile.pick), reading the
+// file on first use.
+func (fs *Files) run(path string, conc int) (*serveDoc, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, err := fs.open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.pick(conc)
+}
+
+// lastRun returns path's last run parsed, whatever it holds (Detect reads its keys).
+func (fs *Files) lastRun(path string) (*serveDoc, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, err := fs.open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.runs[len(f.runs)-1].doc()
+}
+
+// open returns path's runs, reading the file when it is new or changed; fs.mu is held.
+func (fs *Files) open(path string) (*serveFile, error) {
+	st, err := os.Stat(path)
+	if f, ok := fs.serve[path]; ok && err == nil && st.Size() == f.size && st.ModTime().Equal(f.mtime) {
+		return f, nil
+	}
+	fs.reads++
+	f, err := openServe(path)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		f.size, f.mtime = st.Size(), st.ModTime()
+	}
+	fs.serve[path] = f
+	return f, nil
+}
+
+// Read reads path as the given format (one of Formats).
+func Read(format, path string, e Expect, o stats.Options) (*Result, error) {
+	return NewFiles().Read(format, path, e, o)
+}
+
+// Read reads path as the given format (one of Formats); a vLLM/SGLang file read before is
+// not read again.
+func (fs *Files) Read(format, path string, e Expect, o stats.Options) (*Result, error) {
+	switch format {
+	case SourceAIPerf:
+		return ReadAIPerf(path, e, o)
+	case SourceVLLM:
+		return fs.readVLLM(path, e, o)
+	case SourceSGLang:
+		return fs.readSGLang(path, e, o)
+	}
+	return nil, fmt.Errorf("import format %q: want aiperf, vllm-bench or sglang-bench", format)
+}
+
+// Runs lists the concurrencies of the runs a vLLM or SGLang result file holds, in file order,
+// each once (a concurrency run twice counts once: an import reads its last run); nil for
+// AIPerf, whose directory is always one run. A run without a max_concurrency is skipped.
+func Runs(format, path string) ([]int, error) { return NewFiles().Runs(format, path) }
+
+// Runs is the package's Runs reading through fs.
+func (fs *Files) Runs(format, path string) ([]int, error) {
+	if format != SourceVLLM && format != SourceSGLang {
+		return nil, nil
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, err := fs.open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.concurrencies()
+}
