@@ -65,11 +65,12 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 		points []Point
 		seen   = map[int]*benchfile.Result{}
 		cellFm string
+		files  = benchfile.NewFiles() // a file of many runs is read once, not once per run
 	)
 	for _, p := range paths {
 		f, ip, err := format, p, error(nil)
 		if format == FormatAuto {
-			f, ip, err = benchfile.Detect(p)
+			f, ip, err = files.Detect(p)
 		} else {
 			ip, err = benchfile.Locate(format, p)
 		}
@@ -80,7 +81,7 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 			return schema.Cell{}, nil, fmt.Errorf("import: %s is %s output, %s is %s: one cell imports one format (import them as two cells)", points[0].Path, cellFm, p, f)
 		}
 		cellFm = f
-		runs, err := benchfile.Runs(f, ip) // a JSONL of several runs is a sweep: one point each
+		runs, err := files.Runs(f, ip) // a JSONL of several runs is a sweep: one point each
 		if err != nil {
 			return schema.Cell{}, nil, err
 		}
@@ -88,7 +89,7 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 			runs = []int{0} // one run: read it whatever its concurrency
 		}
 		for _, c := range runs {
-			r, err := benchfile.Read(f, ip, benchfile.Expect{Concurrency: c}, stats.Options{})
+			r, err := files.Read(f, ip, benchfile.Expect{Concurrency: c}, stats.Options{})
 			if err != nil {
 				return schema.Cell{}, nil, err
 			}
@@ -112,15 +113,9 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 	if cell.Engine == "" {
 		cell.Engine = engineOf(cellFm)
 	}
-	isl, osl := first.ISL, first.OSL
-	if isl <= 0 {
-		isl = first.Point.MeanISL
-	}
-	if osl <= 0 {
-		osl = first.Point.MeanOSL
-	}
-	if isl < 1 || osl < 1 {
-		return schema.Cell{}, nil, first.At("total_input_tokens", fmt.Sprintf("states no prompt or output length (ISL %g, OSL %g): the cell's workload cannot be named", isl, osl))
+	isl, osl, err := first.Workload()
+	if err != nil {
+		return schema.Cell{}, nil, err
 	}
 	cell.Workload = schema.Workload{Shape: workload.ShapeCustom, InputTokens: int(math.Round(isl)), OutputTokens: int(math.Round(osl))}
 	cell.Import = &schema.CellImport{Format: cellFm, SourceVersion: o.SourceVersion}
@@ -128,21 +123,24 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 		cell.Concurrencies = append(cell.Concurrencies, p.Result.Concurrency)
 		cell.Import.Points = append(cell.Import.Points, schema.ImportPoint{Concurrency: p.Result.Concurrency, Path: relTo(o.BaseDir, p.Path)})
 	}
-	if err := Check(cell, points); err != nil {
+	if err := check(files, cell, points); err != nil {
 		return schema.Cell{}, nil, err
 	}
 	return cell, points, nil
 }
 
 // Check reads every point again with what the cell says it measured: the import step's check.
-func Check(cell schema.Cell, points []Point) error {
+func Check(cell schema.Cell, points []Point) error { return check(benchfile.NewFiles(), cell, points) }
+
+// check is Check reading through files (Build's, which has every file already).
+func check(files *benchfile.Files, cell schema.Cell, points []Point) error {
 	b, err := workload.Resolve(cell.Workload)
 	if err != nil {
 		return fmt.Errorf("cell %s: %w", cell.ID, err)
 	}
 	for _, p := range points {
 		e := benchfile.Expect{Model: cell.Model, Concurrency: p.Result.Concurrency, ISL: b.InputTokens, OSL: b.OutputTokens}
-		if _, err := benchfile.Read(cell.Import.Format, p.Path, e, stats.Options{}); err != nil {
+		if _, err := files.Read(cell.Import.Format, p.Path, e, stats.Options{}); err != nil {
 			return err
 		}
 	}
@@ -201,4 +199,33 @@ func relTo(base, p string) string {
 		return filepath.ToSlash(ap)
 	}
 	return filepath.ToSlash(rel)
+}
+
+// StatsNotes says where the points' statistics come from, one line per kind, in the order
+// met: "c2: per-request stats", "c1, c8: aggregate stats; unknown: ttft_ms p90, osl" — what
+// a user learns before the run whether a gate can read.
+func StatsNotes(points []Point) []string {
+	var order []string
+	by := map[string][]int{}
+	for _, p := range points {
+		n := p.Result.StatsNote()
+		if _, ok := by[n]; !ok {
+			order = append(order, n)
+		}
+		by[n] = append(by[n], p.Result.Concurrency)
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		cs := by[n]
+		list := make([]string, 0, min(len(cs), 6))
+		for _, c := range cs[:min(len(cs), 6)] {
+			list = append(list, fmt.Sprintf("c%d", c))
+		}
+		at := strings.Join(list, ", ")
+		if len(cs) > 6 {
+			at = fmt.Sprintf("c%d … c%d (%d points)", cs[0], cs[len(cs)-1], len(cs))
+		}
+		out = append(out, at+": "+n)
+	}
+	return out
 }

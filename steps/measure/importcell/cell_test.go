@@ -131,3 +131,48 @@ func TestBuildSeveralRuns(t *testing.T) {
 		t.Errorf("points read at the wrong runs: %+v", pts)
 	}
 }
+
+// A cell's workload is named by the prompt and output lengths its files state or measured;
+// when those are below one token, the refusal blames the field that makes them so and
+// quotes it — not total_input_tokens whatever the cause.
+func TestBuildBlamesTheLengthField(t *testing.T) {
+	vllm, err := os.ReadFile(filepath.Join(samples, "vllm-c4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggOnly := string(vllm)
+	for _, k := range []string{"input_lens", "output_lens", "ttfts", "itls", "start_times", "generated_texts", "errors"} {
+		aggOnly = strings.Replace(aggOnly, `"`+k+`"`, `"dropped_`+k+`"`, 1)
+	}
+	details, err := os.ReadFile("../benchfile/testdata/sglang-details.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := strings.SplitAfter(string(details), "\n")[1] // c2: 4 ok, 2 failed
+	silent = strings.NewReplacer(`"output_lens": [4, 5, 0, 3, 0, 2]`, `"output_lens": [0, 0, 0, 0, 0, 0]`,
+		`"total_output_tokens": 14`, `"total_output_tokens": 0`, `"random_output_len": 4`, `"random_output_len": 0`).Replace(silent)
+	for _, tc := range []struct {
+		name, file, text, field, msg string
+	}{
+		{"a request count too large for its tokens", "r.json", strings.Replace(aggOnly, `"completed": 8`, `"completed": 1e8`, 1), "completed",
+			"holds 1e8: 4400 prompt tokens (total_input_tokens) over that many requests is 4.4e-05 a request, below one"},
+		{"no input tokens", "r.json", strings.Replace(aggOnly, `"total_input_tokens": 4400`, `"total_input_tokens": 0`, 1), "total_input_tokens",
+			"holds 0: no prompt tokens"},
+		{"every answer empty", "r.jsonl", silent, "output_lens", "the 4 successful requests average 0 output tokens, below one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), tc.file)
+			if err := os.WriteFile(f, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Build([]string{f}, Options{})
+			var be *benchfile.Error
+			if !errors.As(err, &be) || be.Field != tc.field || be.Line != 1 || !strings.Contains(be.Msg, tc.msg) {
+				t.Errorf("%v\nwant %s:1: %s: ...%s", err, f, tc.field, tc.msg)
+			}
+			if strings.Contains(err.Error(), "total_input_tokens") && tc.field != "total_input_tokens" && !strings.Contains(tc.msg, "total_input_tokens") {
+				t.Errorf("%v blames total_input_tokens", err)
+			}
+		})
+	}
+}
