@@ -17,6 +17,7 @@ import (
 	dcgmcorrelate "github.com/perfdag/perfdag/steps/dcgm-correlate"
 	"github.com/perfdag/perfdag/steps/exec"
 	importkind "github.com/perfdag/perfdag/steps/import"
+	"github.com/perfdag/perfdag/steps/measure/benchfile"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/prewarm"
@@ -79,11 +80,26 @@ func files(c *schema.Campaign, baseDir string) []error {
 	return errs
 }
 
+// runEnv is what one run's nodes share: where its endpoints listen, and the imported
+// benchmark files read so far (the import points of a file holding a thousand runs read it
+// once, not once each).
+type runEnv struct {
+	endpoints *endpoint.Env
+	imports   *benchfile.Files
+}
+
+// EndpointEnv is the endpoints as this run resolved them (endpoint.Resolve reads it).
+func (e *runEnv) EndpointEnv() *endpoint.Env { return e.endpoints }
+
+// ImportFiles is the run's reader of imported files (the import kind reads through it).
+func (e *runEnv) ImportFiles() *benchfile.Files { return e.imports }
+
 // setup starts an in-process simulator on a loopback port for every sim:// endpoint, and
 // resolves the others as configured. The addresses live only for this run: fingerprints and
 // files keep the configured URL.
 func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 	env := &endpoint.Env{Endpoints: map[string]endpoint.Resolved{}}
+	run := &runEnv{endpoints: env, imports: benchfile.NewFiles()}
 	var servers []*sim.Server
 	cleanup := func() {
 		for _, s := range servers {
@@ -122,7 +138,7 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 		servers = append(servers, srv)
 		env.Endpoints[name] = endpoint.Resolved{BaseURL: srv.URL(), MetricsURL: srv.URL() + "/metrics", DCGMURL: srv.URL() + "/dcgm/metrics", Sim: true}
 	}
-	return env, cleanup, nil
+	return run, cleanup, nil
 }
 
 // RuleContext is what gates and `when:` rules read of a cell besides the generic context:

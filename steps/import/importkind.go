@@ -29,7 +29,7 @@ import (
 var Kind = engine.Kind{
 	Name:    "import",
 	Scope:   engine.ScopePoint,
-	Version: "3", // 2: statistics a file does not state are null in point.json, not 0; 3: and nil to gates
+	Version: "4", // 2: statistics a file does not state are null in point.json, not 0; 3: and nil to gates; 4: SGLang per-request lists recomputed, values checked
 	Doc:     "one point of an imported cell from AIPerf, vLLM bench serve or SGLang bench_serving output",
 	Result:  Result{},
 	Inputs:  inputs,
@@ -151,7 +151,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
 	}
 	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs}
-	r, err := benchfile.Read(cell.Import.Format, abs(t, rel), e, o)
+	r, err := filesOf(t).Read(cell.Import.Format, abs(t, rel), e, o)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
 	}
@@ -177,8 +177,21 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if v, ok := point.TTFT.Value("p50"); ok {
 		res.TTFTP50Ms, p50 = &v, fmt.Sprintf("%.1f ms", v)
 	}
-	sum := fmt.Sprintf("c%d: %s (%s stats), %s, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsFrom, plural.N(point.RequestCount, "request"), p50, point.OutputTokenThroughput)
+	reqs := plural.N(point.RequestCount, "request")
+	if point.ErrorCount > 0 {
+		reqs += fmt.Sprintf(" (%d failed, left out)", point.ErrorCount)
+	}
+	sum := fmt.Sprintf("c%d: %s (%s), %s, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsNote(), reqs, p50, point.OutputTokenThroughput)
 	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
+}
+
+// filesOf is the run's reader of imported files, shared by its import points (a file of many
+// runs is read once per run); a reader of its own when the run provides none.
+func filesOf(t *engine.Task) *benchfile.Files {
+	if h, ok := t.Env.(interface{ ImportFiles() *benchfile.Files }); ok && h.ImportFiles() != nil {
+		return h.ImportFiles()
+	}
+	return benchfile.NewFiles()
 }
 
 func modeOf(w schema.Workload) string {

@@ -13,8 +13,8 @@ import (
 	"github.com/perfdag/perfdag/schema"
 )
 
-// Env is the run-wide value the steps' Setup hook hands the engine: resolved addresses by
-// endpoint name.
+// Env is the resolved addresses by endpoint name the steps' Setup hook hands the engine, on
+// its own or inside a run environment that returns it from EndpointEnv.
 type Env struct {
 	Endpoints map[string]Resolved
 }
@@ -44,7 +44,11 @@ func Resolve(t *engine.Task) (Resolved, error) {
 	if t.Endpoint == nil {
 		return Resolved{}, fmt.Errorf("node %s has no endpoint", t.Node)
 	}
-	if env, ok := t.Env.(*Env); ok && env != nil {
+	env, _ := t.Env.(*Env)
+	if h, ok := t.Env.(interface{ EndpointEnv() *Env }); ok { // a run environment holding more than endpoints
+		env = h.EndpointEnv()
+	}
+	if env != nil {
 		if r, ok := env.Endpoints[t.EndpointKey]; ok {
 			return r, nil
 		}
