@@ -50,7 +50,11 @@ ARM-sweep tagged arm: and engine:, so champion-select picks the winner.
 --into FILE appends the cell(s) to FILE's cells: list, keeping the rest of the file as it is,
 after validating the result (paths are written relative to FILE); a FILE that does not exist
 is created as a campaign of imported cells (no endpoint needed). Without --into, or with
---print, the cells are printed as YAML instead (--json: as JSON).
+--print, the cells are printed as YAML instead (--json: as JSON), once they pass the checks
+--into would apply to a new campaign file (exit 3 otherwise). Either way, each point says
+where its statistics come from: recomputed from the file's per-request records (AIPerf
+records, vLLM --save-detailed, SGLang --output-details), or the file's aggregates, naming
+the statistics those leave unknown.
 
 Exit status: 0 on success, 1 when an output file is unreadable or does not match its cell,
 2 on bad usage, 3 when the campaign file would be invalid.`,
@@ -72,7 +76,10 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 			if into != "" {
 				o.BaseDir = filepath.Dir(into)
 			}
-			var cells []schema.Cell
+			var (
+				cells []schema.Cell
+				notes []string // where each kind of point's statistics come from
+			)
 			if bundle {
 				cs, err := importcell.BuildBundle(args[0], importcell.BundleOptions{Options: o, Baseline: baselineArm})
 				if err != nil {
@@ -80,11 +87,19 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 				}
 				cells = cs
 			} else {
-				c, _, err := importcell.Build(args, o)
+				c, points, err := importcell.Build(args, o)
 				if err != nil {
 					return exit(ExitFailed, err)
 				}
-				cells = []schema.Cell{c}
+				cells, notes = []schema.Cell{c}, importcell.StatsNotes(points)
+			}
+			if asJSON || printYAML || into == "" { // printed cells are refused where --into would refuse them
+				if err := a.validateCells(cells); err != nil {
+					return err
+				}
+				for _, n := range notes {
+					fmt.Fprintf(a.stderr, "import: %s\n", n)
+				}
 			}
 			switch {
 			case asJSON:
@@ -97,7 +112,7 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 				_, err = a.stdout.Write(b)
 				return err
 			}
-			return a.appendCells(into, cells)
+			return a.appendCells(into, cells, notes)
 		},
 	}
 	f := cmd.Flags()
@@ -127,28 +142,17 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 
 // appendCells adds cells to the campaign file at path, writing it only when the result is a
 // valid campaign.
-func (a *app) appendCells(path string, cells []schema.Cell) error {
+func (a *app) appendCells(path string, cells []schema.Cell, notes []string) error {
 	created, err := importcell.AppendInto(path, cells, func(out []byte) error {
 		_, _, err := a.compile(path, out, "")
 		return err
 	})
-	var (
-		srcErr *importcell.SourceError
-		invErr *importcell.InvalidError
-	)
+	var srcErr *importcell.SourceError
 	switch {
 	case errors.As(err, &srcErr):
 		return exitf(ExitUsage, "--into %s: %v", path, srcErr.Err)
-	case errors.As(err, &invErr) && invErr.Src == nil:
-		return exit(ExitInvalid, invErr.Err)
-	case errors.As(err, &invErr):
-		fmt.Fprintf(a.stderr, "%s with the imported cell(s) would not be valid; the file is unchanged:\n", path)
-		if reportDiags(a.stderr, invErr.Err, map[string][]byte{path: invErr.Src}, false) {
-			return exit(ExitInvalid, nil)
-		}
-		return exit(ExitInvalid, invErr.Err)
 	case err != nil:
-		return err
+		return a.invalidCells(err, path+" with the imported cell(s) would not be valid; the file is unchanged:")
 	}
 	if created {
 		fmt.Fprintf(a.stdout, "%s: created campaign %s\n", path, importcell.ID(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
@@ -156,8 +160,42 @@ func (a *app) appendCells(path string, cells []schema.Cell) error {
 	for _, c := range cells {
 		fmt.Fprintf(a.stdout, "%s: added cell %s (%s, concurrencies %s)\n", path, c.ID, c.Import.Format, jsonInts(c.Concurrencies))
 	}
+	for _, n := range notes {
+		fmt.Fprintf(a.stdout, "  %s\n", n)
+	}
 	fmt.Fprintf(a.stdout, "next: perfdag run %s (into an existing --out DIR, only the new cells and what reads them run)\n", path)
 	return nil
+}
+
+// validateCells checks printed cells as --into checks the campaign it would create: a cell
+// --into refuses is refused here too, with the same problems.
+func (a *app) validateCells(cells []schema.Cell) error {
+	const name = "imported.yaml"
+	err := importcell.Validate(name, cells, func(src []byte) error {
+		_, _, err := a.compile(name, src, "")
+		return err
+	})
+	if err != nil {
+		return a.invalidCells(err, "the imported cell(s) would not be valid in a campaign (shown as the "+name+" --into would create); nothing is printed:")
+	}
+	return nil
+}
+
+// invalidCells reports cells a campaign would refuse: its positioned problems under header,
+// exit 3.
+func (a *app) invalidCells(err error, header string) error {
+	var invErr *importcell.InvalidError
+	switch {
+	case !errors.As(err, &invErr):
+		return err
+	case invErr.Src == nil:
+		return exit(ExitInvalid, invErr.Err)
+	}
+	fmt.Fprintln(a.stderr, header)
+	if reportDiags(a.stderr, invErr.Err, map[string][]byte{invErr.Path: invErr.Src}, false) {
+		return exit(ExitInvalid, nil)
+	}
+	return exit(ExitInvalid, invErr.Err)
 }
 
 func jsonInts(v []int) string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,57 @@ func TestImportIntoKeepsTheFile(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("directory holds %v, want real.yaml and link.yaml only", names)
+	}
+}
+
+// --print and --json refuse what --into refuses, with the same exit code and the same
+// problems: an output the readers refuse (exit 1), and a cell the campaign would refuse
+// (exit 3) — which --print used to print, exit 0.
+func TestImportPrintRefusesWhatIntoRefuses(t *testing.T) {
+	src, err := filepath.Abs("../../testdata/imports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	vllm, err := os.ReadFile(filepath.Join(src, "vllm-c4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frac := filepath.Join(dir, "frac.json")
+	if err := os.WriteFile(frac, bytes.Replace(vllm, []byte(`"max_concurrency": 4`), []byte(`"max_concurrency": 4.5`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problem := regexp.MustCompile(`(?m)^(?:perfdag: )?\S+:\d+(?::\d+)?: (.+)$`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"a fractional concurrency", []string{frac}, ExitFailed, "max_concurrency: holds 4.5: a concurrency is a whole number from 1 to 100000"},
+		{"a cell id no campaign takes", []string{filepath.Join(src, "vllm-c4.json"), "--cell", "Bad ID", "--tp", "-1"}, ExitInvalid, `cell id "Bad ID" is not a valid id`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var problems []string
+			for _, mode := range [][]string{{"--into", filepath.Join(t.TempDir(), "imported.yaml")}, {"--print"}, {"--json"}} {
+				var out, errOut bytes.Buffer
+				code := Main(append(append([]string{"import"}, tc.args...), mode...), nil, &out, &errOut)
+				var got []string
+				for _, m := range problem.FindAllStringSubmatch(errOut.String(), -1) {
+					got = append(got, m[1])
+				}
+				if code != tc.code || out.Len() != 0 || !strings.Contains(errOut.String(), tc.want) {
+					t.Errorf("%s: exit %d (want %d), stdout %q\n%s", mode[0], code, tc.code, out.String(), errOut.String())
+				}
+				if problems == nil {
+					problems = got
+				} else if !slices.Equal(got, problems) {
+					t.Errorf("%s says %q, --into says %q", mode[0], got, problems)
+				}
+			}
+			if len(problems) == 0 {
+				t.Errorf("no positioned problem in the refusal")
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
@@ -72,4 +73,24 @@ func AppendInto(path string, cells []schema.Cell, validate func(src []byte) erro
 		return false, fmt.Errorf("keep the mode of %s: %w", path, err)
 	}
 	return created, nil
+}
+
+// Validate checks cells as a new campaign of imported cells would hold them — what
+// AppendInto checks before it creates a campaign file — so that printing cells refuses what
+// writing them refuses, with the same problems. name is the file name the problems are
+// positioned in. The endpoint a cell names is not checked: the campaign it is pasted into
+// defines it.
+func Validate(name string, cells []schema.Cell, validate func(src []byte) error) error {
+	cs := slices.Clone(cells)
+	for i := range cs {
+		cs[i].Endpoint = ""
+	}
+	out, err := Append(NewCampaign(name), name, cs)
+	if err != nil {
+		return &InvalidError{Path: name, Err: err}
+	}
+	if err := validate(out); err != nil {
+		return &InvalidError{Path: name, Src: out, Err: err}
+	}
+	return nil
 }
