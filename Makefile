@@ -25,11 +25,13 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
-	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 	@# the aggregate's on-disk pass over 1,000,000 atlas rows (target: within 10 s; read cpu-s/op on a loaded machine)
 	PERFDAG_BENCH_ROWS=1000000 $(GO) test -run '^$$' -bench BenchmarkAggregateDir -benchtime 1x -benchmem -timeout 30m ./steps/aggregate
 	@# whole-process smoke render, median of 5 runs (target ~0.25 s wall; cpu-s is steadier on a loaded machine)
 	$(GO) test -run '^$$' -bench BenchmarkSmokeProcess -benchtime 1x ./cmd/perfdag
+	@# `perfdag import` of an SGLang JSONL of 1,000 and 10,000 runs: wall, CPU and peak RSS of the process (each run read once)
+	$(GO) test -run '^$$' -bench BenchmarkImportRunsProcess -benchtime 3x ./cmd/perfdag
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load

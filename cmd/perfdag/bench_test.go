@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,4 +51,51 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkImportRunsProcess times `perfdag import FILE --print` on an SGLang JSONL of 1,000
+// and of 10,000 runs (the sample's line at concurrency 1..N: 1.09 MB and 11 MB) as a fresh
+// process of the built binary, and reports its wall and CPU time and its peak RSS (the
+// kernel's ru_maxrss of the process). Each run is read once, so both grow with the file:
+// 1,000 runs took 60 s and 2.2 GB when every run re-read the whole file. The 10,000-point
+// cell is read, built and then refused (exit 3) as --into refuses it: it would make a
+// campaign file past the 256 KiB limit; the figures are the whole process's all the same.
+func BenchmarkImportRunsProcess(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "perfdag")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build perfdag: %v\n%s", err, out)
+	}
+	line, err := os.ReadFile("../../testdata/imports/sglang-c4.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 10000} {
+		file := filepath.Join(dir, fmt.Sprintf("runs%d.jsonl", n))
+		var s strings.Builder
+		for c := 1; c <= n; c++ {
+			s.WriteString(strings.Replace(strings.TrimSpace(string(line)), `"max_concurrency": 4`, fmt.Sprintf(`"max_concurrency": %d`, c), 1) + "\n")
+		}
+		if err := os.WriteFile(file, []byte(s.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			var wall, cpu, rss []float64
+			for b.Loop() {
+				cmd := exec.Command(bin, "import", file, "--print")
+				start := time.Now()
+				out, err := cmd.CombinedOutput()
+				if err != nil && !(n > 1000 && cmd.ProcessState.ExitCode() == ExitInvalid && strings.Contains(string(out), "256 KiB limit")) {
+					b.Fatalf("perfdag import: %v\n%.2000s", err, out)
+				}
+				wall = append(wall, time.Since(start).Seconds())
+				cpu = append(cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+				rss = append(rss, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)/1024) // KiB on Linux
+			}
+			b.ReportMetric(median(wall), "s/import")
+			b.ReportMetric(median(cpu), "cpu-s/import")
+			b.ReportMetric(median(rss), "peak-RSS-MiB")
+			b.ReportMetric(float64(s.Len())/(1<<20), "file-MiB")
+		})
+	}
 }
