@@ -51,10 +51,10 @@ ARM-sweep tagged arm: and engine:, so champion-select picks the winner.
 after validating the result (paths are written relative to FILE); a FILE that does not exist
 is created as a campaign of imported cells (no endpoint needed). Without --into, or with
 --print, the cells are printed as YAML instead (--json: as JSON), once they pass the checks
---into would apply to a new campaign file (exit 3 otherwise). Either way, each point says
-where its statistics come from: recomputed from the file's per-request records (AIPerf
+--into would apply to a new campaign file (exit 3 otherwise). --into then lists where each
+point's statistics come from: recomputed from the file's per-request records (AIPerf
 records, vLLM --save-detailed, SGLang --output-details), or the file's aggregates, naming
-the statistics those leave unknown.
+the statistics those leave unknown (the run line of each import point says the same).
 
 Exit status: 0 on success, 1 when an output file is unreadable or does not match its cell,
 2 on bad usage, 3 when the campaign file would be invalid.`,
@@ -96,9 +96,6 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 			if asJSON || printYAML || into == "" { // printed cells are refused where --into would refuse them
 				if err := a.validateCells(cells); err != nil {
 					return err
-				}
-				for _, n := range notes {
-					fmt.Fprintf(a.stderr, "import: %s\n", n)
 				}
 			}
 			switch {
