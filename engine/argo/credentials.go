@@ -16,12 +16,12 @@ import (
 	"github.com/perfdag/perfdag/engine/redact"
 )
 
-// Credentials refuses a campaign file (Options.Source) that holds a credential outside its comments: a URL's
-// userinfo password, an api_key= or token= query, a DSN's password=, an Authorization header.
-// The manifest ships the file to the pods, and everything perfdag prints is redacted, so the
-// pods would get the credential masked and send "xxxxx" — a workflow that fails, or worse,
-// measures a server's 401s. Each problem names the key holding the credential and says how
-// the exported tasks get it instead: an environment variable from the Secret.
+// Credentials refuses a campaign file (Options.Source) holding a credential outside its
+// comments: a URL's userinfo password, an api_key= or token= query, a DSN's password=, an
+// Authorization header. The manifest ships the file to the pods and everything perfdag
+// prints is redacted, so the pods would get the credential masked and send "xxxxx" — a
+// workflow that fails, or worse, measures a server's 401s. Each problem names the key holding
+// the credential and says how the exported tasks get it instead: a variable from the Secret.
 func Credentials(c *load.Campaign, o Options) error {
 	o.defaults()
 	src := string(o.Source)
