@@ -46,11 +46,11 @@ With --keys, it prints every key with its type and meaning instead.`,
 		},
 	}
 	cmd.Flags().BoolVar(&keys, "keys", false, "list every key with its type and documentation")
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "with --keys: a Markdown table (the README's key reference)")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "with --keys: a Markdown table (the key reference of docs/campaign-file.md)")
 	return cmd
 }
 
-// keysMarkdown is the README's key reference, generated from the schema types.
+// keysMarkdown is docs/campaign-file.md's key reference, generated from the schema types.
 func keysMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| key | type | meaning |\n| --- | --- | --- |\n")
@@ -87,7 +87,7 @@ one at a time per endpoint), its version (part of every fingerprint) and what it
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "a Markdown table (the README's kind reference)")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "a Markdown table (the kinds table of docs/pipeline.md)")
 	return cmd
 }
 
@@ -98,7 +98,7 @@ func holds(k engine.Kind) string {
 	return "-"
 }
 
-// kindsMarkdown is the README's kind table, generated from the registry.
+// kindsMarkdown is docs/pipeline.md's kinds table, generated from the registry.
 func kindsMarkdown(reg *engine.Registry) string {
 	var b strings.Builder
 	b.WriteString("| kind | scope | endpoint | does |\n| --- | --- | --- | --- |\n")
