@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -36,7 +37,12 @@ func (e *epochNs) UnmarshalJSON(b []byte) error {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.Abs(f) >= math.MaxInt64 {
-		return fmt.Errorf("epoch nanoseconds: %s is not a number of nanoseconds", s)
+		// a type error: encoding/json names the field it was decoding
+		what := "number " + s
+		if len(s) > 0 && s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+			what = map[byte]string{'"': "string", '[': "array", '{': "object", 't': "bool", 'f': "bool"}[s[0]]
+		}
+		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeOf(int64(0))}
 	}
 	*e = epochNs(math.Round(f))
 	return nil

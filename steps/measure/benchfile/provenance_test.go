@@ -1,6 +1,8 @@
 package benchfile
 
 import (
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +100,35 @@ func TestImportedProvenance(t *testing.T) {
 				t.Errorf("clock %q lacks %q", r.Clock, tc.clock)
 			}
 		})
+	}
+}
+
+// TestEpochNs: an epoch-ns timestamp is read exactly when an integer, rounded when a float
+// (AIPerf's aggregate writes 1.7497233301234568e+18), 0 when null; anything else is a type
+// error that names the field, as a float64 field's was.
+func TestEpochNs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"1749723330123456789", 1749723330123456789, false},
+		{"1.7497233301234568e+18", 1749723330123456768, false},
+		{"null", 0, false},
+		{`"soon"`, 0, true},
+		{"1e400", 0, true},
+		{"[1]", 0, true},
+	} {
+		var v struct {
+			Ns epochNs `json:"request_start_ns"`
+		}
+		err := json.Unmarshal([]byte(`{"request_start_ns":`+tc.in+`}`), &v)
+		var te *json.UnmarshalTypeError
+		switch {
+		case tc.bad && (!errors.As(err, &te) || te.Field != "request_start_ns"):
+			t.Errorf("%s: error %v, want a type error naming request_start_ns", tc.in, err)
+		case !tc.bad && (err != nil || int64(v.Ns) != tc.want):
+			t.Errorf("%s: %d, %v; want %d", tc.in, v.Ns, err, tc.want)
+		}
 	}
 }
