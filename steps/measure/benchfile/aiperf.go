@@ -28,7 +28,8 @@ type aiperfMetric struct {
 
 type aiperfConfig struct {
 	Endpoint struct {
-		ModelNames []string `json:"model_names"`
+		ModelNames          []string `json:"model_names"`
+		UseServerTokenCount bool     `json:"use_server_token_count"`
 	} `json:"endpoint"`
 	Input struct {
 		Prompt struct {
@@ -88,10 +89,7 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 	if r.Concurrency == 0 {
 		return nil, &Error{File: file, Line: lineOfKeyAfter(data, "input_config", "loadgen"), Field: "input_config.loadgen.concurrency", Msg: "missing: one AIPerf directory must be one --concurrency run"}
 	}
-	r.TokenBasis = "client-tokenizer"
-	if cfg.Tokenizer.Name != "" {
-		r.TokenBasis = "client-tokenizer:" + cfg.Tokenizer.Name
-	}
+	r.TokenBasis = aiperfCounted(cfg)
 	metric := func(tag string, time bool, required bool) (*aiperfMetric, error) {
 		raw, ok := top[tag]
 		if !ok {
@@ -210,14 +208,15 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		}
 	}
 	r.finish(o, agg)
+	r.aiperfClock(top)
 	return r, nil
 }
 
 type aiperfLine struct {
 	Metadata *struct {
 		SessionNum     int     `json:"session_num"`
-		RequestStartNs float64 `json:"request_start_ns"`
-		RequestEndNs   float64 `json:"request_end_ns"`
+		RequestStartNs epochNs `json:"request_start_ns"`
+		RequestEndNs   epochNs `json:"request_end_ns"`
 		Phase          string  `json:"benchmark_phase"`
 		WasCancelled   bool    `json:"was_cancelled"`
 	} `json:"metadata"`

@@ -18,7 +18,7 @@ func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 	if _, ok := d.keys["backend"]; !ok {
 		return nil, &Error{File: file, Line: d.line, Field: "backend", Msg: "missing (not an SGLang bench_serving result?)"}
 	}
-	r := &Result{Source: SourceSGLang, File: file, TokenBasis: "client-tokenizer"}
+	r := &Result{Source: SourceSGLang, File: file, TokenBasis: sglangCounted(d)}
 	agg, err := d.fixedRun(r)
 	if err != nil {
 		return nil, err
@@ -29,5 +29,6 @@ func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 		return nil, err
 	}
 	r.finish(o, agg)
+	r.serveClock(d)
 	return r, nil
 }

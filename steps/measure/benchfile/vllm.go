@@ -191,7 +191,7 @@ func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
 		return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing (not a vLLM bench serve result?)"}
 	}
 	r := &Result{Source: SourceVLLM, File: file, Model: d.str("model_id")}
-	r.TokenBasis = "tokenizer:" + d.str("tokenizer_id")
+	r.TokenBasis = vllmCounted(d)
 	if v := d.str("vllm_version"); v != "" {
 		r.SourceVersion = v
 	}
@@ -208,6 +208,7 @@ func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
 		return nil, err
 	}
 	r.finish(o, agg)
+	r.serveClock(d)
 	return r, nil
 }
 
