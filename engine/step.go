@@ -63,6 +63,11 @@ type Kind struct {
 	// campaign it reads), for the fingerprint. Nil means the resolved cell (minus its
 	// concurrency list) and the point. Secrets must never be returned.
 	Inputs func(t *Task) any
+	// SecretEnv maps the parameters that name an environment variable holding a secret (a
+	// token's *_env) to the variable they name in params ("" when unset), so an export to
+	// another engine passes those variables to its pods and can tell a user where a credential
+	// goes. Nil means the kind reads no secret from the environment.
+	SecretEnv func(params any) map[string]string
 	// Check validates a step's parameters against the campaign at validate time; each
 	// error is reported at the step's position. Nil means no extra checks.
 	Check func(c *schema.Campaign, step *schema.PipelineStep, params any) []error

@@ -56,8 +56,9 @@ type AtlasRow struct {
 	MeanOutputTokens    *float64 `json:"mean_output_tokens"`
 	ReasoningTokenAvg   *float64 `json:"reasoning_token_avg"`
 	ReasoningField      string   `json:"reasoning_field,omitempty"`
-	// TokenBasis is what the token metrics count: server (usage), o200k_base or tokenizer:<file>;
-	// empty on rows from sources that did not say (imports of old files, fixtures).
+	// TokenBasis is what the token metrics count: server (usage), o200k_base, tokenizer:<file>,
+	// or imported:<source> <what it counted> on an imported point (schema.ImportedBasis); empty
+	// on rows from sources that did not say (fixtures, points written before the field).
 	TokenBasis string `json:"token_basis,omitempty"`
 	// TokenBasisFallbacks counts valid requests without their basis's counts (no usage, no
 	// tokenizer count) that were counted on o200k_base; nil when none.

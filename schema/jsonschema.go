@@ -85,6 +85,14 @@ func Fields() []Field {
 	return out
 }
 
+// FieldsOf lists the keys of a parameter struct (a kind's `with:`) as Fields lists the
+// campaign file's, so every `with:` key can be documented from its type.
+func FieldsOf(params any) []Field {
+	var out []Field
+	walkFields(reflect.TypeOf(params), "", &out, map[reflect.Type]bool{})
+	return out
+}
+
 func walkFields(t reflect.Type, prefix string, out *[]Field, seen map[reflect.Type]bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -61,3 +61,33 @@ func TestCount(t *testing.T) {
 		t.Errorf("unset at c64 = %d, want 192", got)
 	}
 }
+
+// FieldsOf documents a parameter struct's keys as Fields does the campaign's: YAML names,
+// types with ranges, docs, nested lists, and nothing for `yaml:"-"` or unexported fields.
+func TestFieldsOf(t *testing.T) {
+	type item struct {
+		Name string `yaml:"name" doc:"the item"`
+	}
+	type params struct {
+		Command []string `yaml:"command" doc:"argv"`
+		Slo     float64  `yaml:"slo_ms,omitempty" range:"0,600" doc:"threshold"`
+		Items   []item   `yaml:"items,omitempty" doc:"items"`
+		Skip    string   `yaml:"-"`
+		hidden  int
+	}
+	want := []Field{
+		{Path: "command", Type: "list of string", Doc: "argv"},
+		{Path: "slo_ms", Type: "number 0..600", Doc: "threshold"},
+		{Path: "items", Type: "list of mapping", Doc: "items"},
+		{Path: "items[].name", Type: "string", Doc: "the item"},
+	}
+	got := FieldsOf(&params{hidden: 1})
+	if len(got) != len(want) {
+		t.Fatalf("FieldsOf = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("field %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

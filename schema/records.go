@@ -148,7 +148,7 @@ type Point struct {
 	RequestCount  int            `json:"request_count"` // valid requests
 	ErrorCount    int            `json:"error_count"`
 	ErrorsByClass map[string]int `json:"errors_by_class,omitempty"`
-	StartedAt     string         `json:"started_at"` // RFC 3339
+	StartedAt     string         `json:"started_at"` // RFC 3339; on an imported point as its file states it (import.clock says how), "" when unknown
 	EndedAt       string         `json:"ended_at"`
 	WindowS       float64        `json:"window_s"` // latest (start+latency) − earliest start, valid requests
 
@@ -178,8 +178,9 @@ type Point struct {
 	UsageMismatches       int     `json:"usage_mismatches"`
 
 	// Token accounting (see TokenBasis*). ISL stays the asked (o200k_base) prompt size; OSL,
-	// output/reasoning tokens, ITL and the token throughputs count on TokenBasis.
-	TokenBasis          string `json:"token_basis"`                     // server, o200k_base or tokenizer:<file>: what OSL, ITL and tok/s count
+	// output/reasoning tokens, ITL and the token throughputs count on TokenBasis. An imported
+	// point's ISL and OSL are both its source's counts (ImportedBasis).
+	TokenBasis          string `json:"token_basis"`                     // server, o200k_base, tokenizer:<file> or imported:<source> <counted> (ISL too is the source's): what OSL, ITL and tok/s count
 	TokenBasisFallbacks int    `json:"token_basis_fallbacks,omitempty"` // valid requests without the basis's counts (no usage, no tokenizer count) counted on o200k_base
 	ISLReceived         *Stat  `json:"isl_received"`                    // usage.prompt_tokens: the prompt the server actually processed
 	CachedTokens        *Stat  `json:"cached_tokens"`                   // usage.prompt_tokens_details.cached_tokens
@@ -241,7 +242,8 @@ type PointImport struct {
 	SourceVersion string `json:"source_version,omitempty"` // the tool's version, when known
 	File          string `json:"file"`                     // relative to the campaign file
 	StatsFrom     string `json:"stats_from"`               // per-request (recomputed) or aggregate (as the file states)
-	TokenBasis    string `json:"token_basis"`              // how the source counted tokens
+	TokenBasis    string `json:"token_basis"`              // what the source's token counts are (server usage, tokenizer <name>, ...); the point's token_basis is imported:<source> + this
+	Clock         string `json:"clock,omitempty"`          // where started_at / ended_at come from (the file's own wall-clock), or why they are unknown
 }
 
 // Cell statuses written to cells/<id>/status.txt.

@@ -39,8 +39,8 @@ func TestCheckedInSchemaMatchesTypes(t *testing.T) {
 }
 
 // Every list of kind names comes from the registry: the JSON Schema's enum here, `perfdag
-// kinds` and the README's table in cmd/perfdag (TestReadmeKinds); and every kind is found as a
-// folder named after it.
+// kinds` and docs/pipeline.md's table (cmd/perfdag's TestDocsGeneratedSections); and every
+// kind is found as a folder named after it.
 func TestKindsComeFromTheRegistry(t *testing.T) {
 	r, err := Registry()
 	if err != nil {

@@ -15,26 +15,40 @@ import (
 	"github.com/perfdag/perfdag/steps"
 )
 
-// Every shipped pipeline validates, and says at its top what it is for and how to run it.
+// Every shipped campaign — pipelines/ and the docs' examples — validates, and says at its top
+// what it is for and how to run it.
 func TestPipelinesValidate(t *testing.T) {
-	files, _ := filepath.Glob("../../pipelines/*.yaml")
-	want := map[string]bool{"quickstart.yaml": true, "aa-shapes.yaml": true, "roofline.yaml": true, "champion-ab.yaml": true, "nightly-sweep.yaml": true, "imports.yaml": true, "variant-ab.yaml": true}
 	reg, err := steps.Registry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		delete(want, filepath.Base(f))
-		src, _ := os.ReadFile(f)
-		if !strings.HasPrefix(string(src), "# yaml-language-server: $schema=../schema/campaign.schema.json\n#\n# "+strings.TrimSuffix(filepath.Base(f), ".yaml")+" — ") {
-			t.Errorf("%s does not open with its schema line and a comment naming what it is", f)
+	for _, d := range []struct {
+		dir, schema string
+		want        []string
+	}{
+		{"pipelines", "../schema/campaign.schema.json",
+			[]string{"quickstart.yaml", "aa-shapes.yaml", "roofline.yaml", "champion-ab.yaml", "nightly-sweep.yaml", "imports.yaml", "variant-ab.yaml"}},
+		{"docs/examples", "../../schema/campaign.schema.json",
+			[]string{"vllm.yaml", "sglang.yaml", "llama-cpp.yaml", "postgres-lake.yaml", "argo.yaml"}},
+	} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(d.dir), "*.yaml"))
+		want := map[string]bool{}
+		for _, f := range d.want {
+			want[f] = true
 		}
-		if _, err := load.File(f, reg, load.Options{Lookup: func(string) (string, bool) { return "", false }}); err != nil {
-			t.Errorf("%s: %v", f, err)
+		for _, f := range files {
+			delete(want, filepath.Base(f))
+			src, _ := os.ReadFile(f)
+			if !strings.HasPrefix(string(src), "# yaml-language-server: $schema="+d.schema+"\n#\n# "+strings.TrimSuffix(filepath.Base(f), ".yaml")+" — ") {
+				t.Errorf("%s does not open with its schema line and a comment naming what it is", f)
+			}
+			if _, err := load.File(f, reg, load.Options{Lookup: func(string) (string, bool) { return "", false }}); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
 		}
-	}
-	for f := range want {
-		t.Errorf("pipelines/%s is missing", f)
+		for f := range want {
+			t.Errorf("%s/%s is missing", d.dir, f)
+		}
 	}
 }
 

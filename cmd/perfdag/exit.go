@@ -6,7 +6,7 @@ import (
 	"github.com/perfdag/perfdag/engine/campaign"
 )
 
-// Exit codes, by failure class (documented in the README and `perfdag --help`); the codes
+// Exit codes, by failure class (documented in the README, docs/commands.md and `perfdag --help`); the codes
 // travel with the errors the campaign service returns.
 const (
 	ExitOK          = campaign.CodeOK

@@ -31,14 +31,19 @@ local run. Slices of different cells run at the same time (each writes its own j
 campaign-scope slices take the directory whole and hold its mutex. Tasks that load an
 endpoint hold that endpoint's mutex, named from its address, so two workflows never
 benchmark one server at once. Pods run as the image's user 65532 (fsGroup 65532). API keys
-come from a Secret (one key per api_key_env); a campaign publishing to PostgreSQL reads
-PGPASSWORD from it too. A campaign with schedule: becomes a CronWorkflow: cron → schedules,
-timezone → timezone, overlap skip/queue/replace → concurrencyPolicy Forbid/Allow/Replace,
-catchup_window → startingDeadlineSeconds. Argo has no queue policy: overlap queue becomes
-Allow (a due run starts at once; its load waits on the endpoint mutexes, and the two runs'
-tasks interleave). What the CronWorkflow cannot do as 'perfdag schedule' would (queue,
-catchup_max above 1, baseline diffs and on_red) is printed as a warning on stderr and kept
-in the manifest as comments and the annotation perfdag.dev/export-caveats.`,
+come from a Secret (one key per api_key_env, and per step token variable such as
+dcgm-correlate's bearer_token_env); a campaign publishing to PostgreSQL reads PGPASSWORD from
+it too. The campaign file travels to the pods inside the manifest, where every credential
+would be masked: a file holding one outside its comments (a URL's user:password@, an
+api_key= or token= query, a DSN's password) is refused with exit 3 at its key's line:col,
+saying where the credential goes instead. A campaign with schedule: becomes a
+CronWorkflow: cron → schedules, timezone → timezone, overlap skip/queue/replace →
+concurrencyPolicy Forbid/Allow/Replace, catchup_window → startingDeadlineSeconds. Argo has
+no queue policy: overlap queue becomes Allow (a due run starts at once; its load waits on
+the endpoint mutexes, and the two runs' tasks interleave). What the CronWorkflow cannot do
+as 'perfdag schedule' would (queue, catchup_max above 1, baseline diffs and on_red) is
+printed as a warning on stderr and kept in the manifest as comments and the annotation
+perfdag.dev/export-caveats.`,
 		Example: `  perfdag export argo pipelines/quickstart.yaml --image registry.example.com/perfdag:v1 > wf.yaml
   argo submit -n bench wf.yaml --watch`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -51,7 +56,7 @@ in the manifest as comments and the annotation perfdag.dev/export-caveats.`,
 			o.CampaignFile = filepath.Base(args[0])
 			b, err := argo.Export(p, o)
 			if err != nil {
-				return exit(ExitInvalid, err)
+				return a.invalid(exit(ExitInvalid, err), args[0], c)
 			}
 			for _, c := range argo.Caveats(p, o) {
 				fmt.Fprintf(a.stderr, "warning: %s\n", c)

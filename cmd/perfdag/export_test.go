@@ -126,13 +126,15 @@ func fortyCells(t *testing.T) string {
 	return p
 }
 
-// Every shipped pipeline and a 40-cell, 3-endpoint scheduled campaign export manifests that
-// validate against Argo's JSON Schema (objects closed).
+// Every shipped pipeline, every example of the docs and a 40-cell, 3-endpoint scheduled
+// campaign export manifests that validate against Argo's JSON Schema (objects closed).
 func TestExportArgoValidates(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "pipelines", "*.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no pipelines found")
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "docs", "examples", "*.yaml"))
+	if len(files) == 0 || len(examples) == 0 {
+		t.Fatal("no pipelines or docs examples found")
 	}
+	files = append(files, examples...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			validateArgo(t, exportArgo(t, f))

@@ -89,6 +89,7 @@ func TestImportsCampaign(t *testing.T) {
 		t.Errorf("no atlas row for %s", c)
 	}
 	checkComparisonPage(t, campaigndir.Abs(dir, campaigndir.Report()))
+	checkImportedProvenance(t, dir, rows)
 
 	lake := filepath.Join(root, "lake.db")
 	if b, err := perfdagChild("publish", dir, "--no-strict", "--lake", "sqlite://"+lake).CombinedOutput(); err != nil {
@@ -99,7 +100,8 @@ func TestImportsCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rc struct {
-		Tables []struct {
+		CampaignID string `json:"campaign_id"`
+		Tables     []struct {
 			Table string `json:"table"`
 			Rows  int    `json:"rows"`
 		} `json:"tables"`
@@ -115,6 +117,7 @@ func TestImportsCampaign(t *testing.T) {
 	}) {
 		t.Errorf("publish receipt %s: want 4 atlas_v1 rows", receipt)
 	}
+	checkLakeBases(t, "sqlite://"+lake, rc.CampaignID)
 
 	before := finalState(t, dir)
 	f := filepath.Join(root, "testdata/imports/sglang-c4.jsonl")

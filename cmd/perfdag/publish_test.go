@@ -15,7 +15,7 @@ import (
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
-	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 

@@ -37,12 +37,12 @@ func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
 		cmd.Flags().StringVar(&f.root, "root", "campaigns", "where new campaign directories are created")
 	}
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps (steps that hold an endpoint always run one at a time per endpoint)")
-	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything)")
+	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything; a glob matching no node is an error)")
 	cmd.Flags().StringVar(&f.onlyList, "only-list", "", "newline-separated node globs, each as --only (how an exported Argo task names its slice)")
 	if withOut {
 		cmd.Flags().BoolVar(&f.slice, "slice", false, "run as one task of an exported workflow (with --out and --only-list): wait for the directory instead of failing; a slice of one cell shares it with other cells' slices")
 	}
-	cmd.Flags().StringArrayVar(&f.force, "force", nil, "re-run nodes matching this glob even when reusable (repeatable)")
+	cmd.Flags().StringArrayVar(&f.force, "force", nil, "re-run nodes matching this glob even when reusable (repeatable; a glob matching no node is an error)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would run or be reused, and why; write nothing")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON on stdout")
 }

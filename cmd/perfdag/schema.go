@@ -46,11 +46,11 @@ With --keys, it prints every key with its type and meaning instead.`,
 		},
 	}
 	cmd.Flags().BoolVar(&keys, "keys", false, "list every key with its type and documentation")
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "with --keys: a Markdown table (the README's key reference)")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "with --keys: a Markdown table (the key reference of docs/campaign-file.md)")
 	return cmd
 }
 
-// keysMarkdown is the README's key reference, generated from the schema types.
+// keysMarkdown is docs/campaign-file.md's key reference, generated from the schema types.
 func keysMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| key | type | meaning |\n| --- | --- | --- |\n")
@@ -61,7 +61,7 @@ func keysMarkdown() string {
 }
 
 func (a *app) kindsCmd() *cobra.Command {
-	var markdown bool
+	var markdown, params bool
 	cmd := &cobra.Command{
 		Use:   "kinds",
 		Short: "List the step kinds a pipeline can use",
@@ -74,11 +74,22 @@ one at a time per endpoint), its version (part of every fingerprint) and what it
 			if err != nil {
 				return err
 			}
+			if params && markdown {
+				_, err := io.WriteString(a.stdout, paramsMarkdown(reg))
+				return err
+			}
 			if markdown {
 				_, err := io.WriteString(a.stdout, kindsMarkdown(reg))
 				return err
 			}
 			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
+			if params {
+				fmt.Fprintln(tw, "KIND\tWITH KEY\tTYPE\tMEANING")
+				for _, r := range paramRows(reg) {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.kind, r.Path, r.Type, r.Doc)
+				}
+				return tw.Flush()
+			}
 			fmt.Fprintln(tw, "KIND\tSCOPE\tENDPOINT\tVERSION\tDOES")
 			for _, n := range reg.Names() {
 				k, _ := reg.Lookup(n)
@@ -87,8 +98,40 @@ one at a time per endpoint), its version (part of every fingerprint) and what it
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "a Markdown table (the README's kind reference)")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "a Markdown table (the kinds table of docs/pipeline.md)")
+	cmd.Flags().BoolVar(&params, "params", false, "list every kind's with: keys with their type and meaning instead")
 	return cmd
+}
+
+// paramRow is one `with:` key of a kind.
+type paramRow struct {
+	kind string
+	schema.Field
+}
+
+// paramRows lists every `with:` key of every kind that takes parameters, from their types.
+func paramRows(reg *engine.Registry) []paramRow {
+	var out []paramRow
+	for _, n := range reg.Names() {
+		k, _ := reg.Lookup(n)
+		if k.Params == nil {
+			continue
+		}
+		for _, f := range schema.FieldsOf(k.Params()) {
+			out = append(out, paramRow{kind: k.Name, Field: f})
+		}
+	}
+	return out
+}
+
+// paramsMarkdown is docs/pipeline.md's table of with: keys, generated from the kinds' types.
+func paramsMarkdown(reg *engine.Registry) string {
+	var b strings.Builder
+	b.WriteString("| kind | `with:` key | type | meaning |\n| --- | --- | --- | --- |\n")
+	for _, r := range paramRows(reg) {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", r.kind, r.Path, r.Type, strings.ReplaceAll(r.Doc, "|", "\\|"))
+	}
+	return b.String()
 }
 
 func holds(k engine.Kind) string {
@@ -98,7 +141,7 @@ func holds(k engine.Kind) string {
 	return "-"
 }
 
-// kindsMarkdown is the README's kind table, generated from the registry.
+// kindsMarkdown is docs/pipeline.md's kinds table, generated from the registry.
 func kindsMarkdown(reg *engine.Registry) string {
 	var b strings.Builder
 	b.WriteString("| kind | scope | endpoint | does |\n| --- | --- | --- | --- |\n")

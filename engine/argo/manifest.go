@@ -209,6 +209,9 @@ func (o *Options) defaults() {
 // Manifest builds the document Export encodes.
 func Manifest(p *plan.Plan, o Options) (*Doc, error) {
 	o.defaults()
+	if err := Credentials(p.Campaign, o); err != nil {
+		return nil, err
+	}
 	slices, err := Slices(p)
 	if err != nil {
 		return nil, err
@@ -376,6 +379,21 @@ func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
 			seen[k] = true
 			env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
 		}
+	}
+	var stepEnv []string
+	for _, st := range p.Campaign.Steps {
+		if st.Kind.SecretEnv != nil {
+			for _, k := range st.Kind.SecretEnv(st.Params) {
+				if k != "" && !seen[k] {
+					seen[k] = true
+					stepEnv = append(stepEnv, k)
+				}
+			}
+		}
+	}
+	sort.Strings(stepEnv) // map order must not reorder the manifest
+	for _, k := range stepEnv {
+		env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
 	}
 	if pub := spec.Publish; pub != nil && (strings.HasPrefix(pub.Lake, "postgres://") || strings.HasPrefix(pub.Lake, "postgresql://")) && !seen[LakePasswordEnv] {
 		// optional: a lake URL that carries its password, or a .pgpass in the image, needs none

@@ -154,6 +154,9 @@ func (s *Service) Resume(ctx context.Context, dir string, o RunOptions) (*Outcom
 }
 
 func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o RunOptions) (*Outcome, error) {
+	if err := checkSelection(c, o); err != nil {
+		return nil, err // before a directory is made for a run that would select nothing
+	}
 	src := c.File.Source
 	info := s.info(c, sourcePath)
 	dir := o.Out
@@ -269,7 +272,18 @@ func runError(dir string, sum *run.Summary) error {
 
 // DryRun says what a run of c in dir would do, writing nothing.
 func (s *Service) DryRun(c *Compiled, dir string, o RunOptions) ([]*run.Decision, error) {
+	if err := checkSelection(c, o); err != nil {
+		return nil, err
+	}
 	return run.New(c.Plan, dir, run.Options{Registry: s.Registry, Only: o.Only, Force: o.Force}).DryRun()
+}
+
+// checkSelection refuses, as bad usage, an --only or --force pattern that matches no node.
+func checkSelection(c *Compiled, o RunOptions) error {
+	if err := run.CheckSelection(c.Plan, run.Options{Only: o.Only, Force: o.Force}); err != nil {
+		return Coded(CodeUsage, fmt.Errorf("%w\n  'perfdag plan FILE' lists every node id; * matches any text, ? one character", err))
+	}
+	return nil
 }
 
 // info is the run record of a campaign: nothing secret, addresses redacted.

@@ -2,7 +2,7 @@ package campaign
 
 import "errors"
 
-// Exit codes by failure class: the CLI's, documented in its help and the README.
+// Exit codes by failure class: the CLI's, documented in its help, the README and docs/commands.md.
 const (
 	CodeOK          = 0   // success (validate: the files are valid)
 	CodeFailed      = 1   // a step failed (validate: a file is invalid); results are stale

@@ -157,6 +157,29 @@ func Nearest(s string, candidates []string) string {
 	return best
 }
 
+// Closest returns up to n candidates nearest to s in edit distance, nearest first (ties in
+// the candidates' order): what to offer when s names nothing, however far it is.
+func Closest(s string, candidates []string, n int) []string {
+	type scored struct {
+		c string
+		d int
+	}
+	low := strings.ToLower(s)
+	all := make([]scored, len(candidates))
+	for i, c := range candidates {
+		all[i] = scored{c, distance(low, strings.ToLower(c))}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
+	out := make([]string, 0, n)
+	for _, x := range all {
+		if len(out) == n {
+			break
+		}
+		out = append(out, x.c)
+	}
+	return out
+}
+
 // DidYouMean formats a hint naming the nearest candidate, or "" when none is close.
 func DidYouMean(s string, candidates []string) string {
 	if n := Nearest(s, candidates); n != "" {

@@ -243,9 +243,12 @@ func Match(glob, id string) bool {
 	if glob == id {
 		return true
 	}
-	re := "^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob)) + "$"
-	ok, _ := regexp.MatchString(re, id)
-	return ok
+	return globRE(glob).MatchString(id)
+}
+
+// globRE is the anchored expression of a node glob: * is any text, ? one character.
+func globRE(glob string) *regexp.Regexp {
+	return regexp.MustCompile("^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob)) + "$")
 }
 
 // selected is the set --only names plus every ancestor they need; nil selects everything.

@@ -40,6 +40,14 @@ var Kind = engine.Kind{
 	Inputs:   inputs,
 	Check:    check,
 	Run:      run,
+	// the Prometheus token's variable reaches an exported workflow's pods from its Secret
+	SecretEnv: func(p any) map[string]string {
+		q, _ := p.(*Params)
+		if q == nil {
+			q = &Params{}
+		}
+		return map[string]string{"bearer_token_env": q.BearerTokenEnv}
+	},
 }
 
 // Params are dcgm-correlate's `with:`.

@@ -29,7 +29,7 @@ import (
 var Kind = engine.Kind{
 	Name:    "import",
 	Scope:   engine.ScopePoint,
-	Version: "4", // 2: statistics a file does not state are null in point.json, not 0; 3: and nil to gates; 4: SGLang per-request lists recomputed, values checked
+	Version: "5", // 2: statistics a file does not state are null in point.json, not 0; 3: and nil to gates; 4: token_basis imported:<source> <counted>, times from the file's own wall-clock; 5: SGLang per-request lists recomputed, values checked
 	Doc:     "one point of an imported cell from AIPerf, vLLM bench serve or SGLang bench_serving output",
 	Result:  Result{},
 	Inputs:  inputs,
@@ -160,7 +160,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 		version = cell.Import.SourceVersion
 	}
 	point := r.Point
-	point.Import = &schema.PointImport{Source: r.Source, SourceVersion: version, File: rel, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis}
+	point.Import = &schema.PointImport{Source: r.Source, SourceVersion: version, File: rel, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis, Clock: r.Clock}
 	files := campaigndir.PointFiles{Cell: cell.ID, Concurrency: conc}
 	if len(r.Records) > 0 {
 		if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, conc), r.Records); err != nil {

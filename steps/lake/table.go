@@ -122,7 +122,7 @@ func atlasTable() Table {
 				"total_tok_s", "output_tok_s_per_gpu", "total_tok_s_per_gpu", "tok_s_per_user", "aa_output_speed",
 				"mean_input_tokens", "mean_output_tokens", "reasoning_token_avg"),
 			[]Column{optTxt("reasoning_field"),
-				{Name: "token_basis", Type: Text, Field: "token_basis", Null: true, Doc: "what the token metrics count: server (usage), o200k_base, or tokenizer:<file> (the client's count with a tokenizer.json); NULL when the source did not say"},
+				{Name: "token_basis", Type: Text, Field: "token_basis", Null: true, Doc: "what the token metrics count: server (usage), o200k_base, tokenizer:<file> (the client's count with a tokenizer.json), or imported:<source> <what it counted> (an imported point: ISL and OSL are the source tool's counts, e.g. imported:vllm-bench server usage, else tokenizer <name>); NULL when the source did not say"},
 				{Name: "token_basis_fallbacks", Type: BigInt, Field: "token_basis_fallbacks", Null: true, Doc: "valid requests without their basis's counts (no usage, no tokenizer count) counted on o200k_base; NULL when none"},
 				{Name: "truncated_prompts", Type: BigInt, Field: "truncated_prompts", Null: true, Doc: "requests whose prompt the server cut; NULL when none"},
 				{Name: "retries", Type: BigInt, Field: "retries", Null: true, Doc: "requests retried after a stale idle connection; NULL when none"},

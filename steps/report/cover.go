@@ -211,6 +211,8 @@ func islOSL(v *view) []string {
 		isl, osl []*float64
 		server   bool     // some row counts OSL on the server's usage
 		tokfile  []string // tokenizer:<file> bases some rows count OSL on
+		own      bool     // some row is perfdag's own (not imported)
+		imported bool     // some row is imported: its ISL and OSL are the source tool's counts
 	}
 	byShape := map[string]*acc{}
 	for i := range v.rows {
@@ -219,6 +221,11 @@ func islOSL(v *view) []string {
 		if a == nil {
 			a = &acc{}
 			byShape[r.Shape] = a
+		}
+		if schema.IsImportedBasis(r.TokenBasis) {
+			a.imported = true
+		} else {
+			a.own = true
 		}
 		a.server = a.server || r.TokenBasis == schema.TokenBasisServer
 		if schema.IsTokenizerBasis(r.TokenBasis) && !slices.Contains(a.tokfile, r.TokenBasis) {
@@ -241,16 +248,22 @@ func islOSL(v *view) []string {
 			s += fmt.Sprintf("declared %s/%s tokens; ", group(fmt.Sprint(sh.InputTokens)), group(fmt.Sprint(sh.OutputTokens)))
 		}
 		if isl, osl := mean(a.isl), mean(a.osl); isl != nil || osl != nil {
-			basis := "(o200k_base)"
+			basis := "o200k_base"
 			switch {
 			case a.server && len(a.tokfile) > 0:
-				basis = "(ISL o200k_base, OSL server usage or " + strings.Join(a.tokfile, ", ") + ")"
+				basis = "ISL o200k_base, OSL server usage or " + strings.Join(a.tokfile, ", ")
 			case a.server:
-				basis = "(ISL o200k_base, OSL server usage)"
+				basis = "ISL o200k_base, OSL server usage"
 			case len(a.tokfile) > 0:
-				basis = "(ISL o200k_base, OSL " + strings.Join(a.tokfile, ", ") + ")"
+				basis = "ISL o200k_base, OSL " + strings.Join(a.tokfile, ", ")
 			}
-			s += fmt.Sprintf("measured mean %s/%s tokens %s.", num(isl), num(osl), basis)
+			switch {
+			case a.imported && a.own:
+				basis = "perfdag's points: " + basis + "; " + importedLengths
+			case a.imported:
+				basis = importedLengths
+			}
+			s += fmt.Sprintf("measured mean %s/%s tokens (%s).", num(isl), num(osl), basis)
 		} else {
 			s += "no measured lengths."
 		}

@@ -22,7 +22,7 @@ const maxMessagesPerClass = 3
 // appears only when it applies.
 func fidelityCaveats(v *view) []string {
 	var out []string
-	bases := map[string]int{}
+	bases, imported := map[string]int{}, map[string]int{}
 	var fallbacks, fallbackPts, truncated, truncPts, retries, retryPts int
 	var discPts, noEngine int
 	var fallbackTok, discTok bool // some of those points count on a tokenizer file
@@ -31,7 +31,10 @@ func fidelityCaveats(v *view) []string {
 	var gap []float64
 	for i := range v.rows {
 		r := &v.rows[i]
-		if r.TokenBasis != "" {
+		switch {
+		case schema.IsImportedBasis(r.TokenBasis):
+			imported[r.TokenBasis]++
+		case r.TokenBasis != "":
 			bases[r.TokenBasis]++
 		}
 		if n := deref(r.TokenBasisFallbacks); n > 0 {
@@ -93,6 +96,9 @@ func fidelityCaveats(v *view) []string {
 			s += fmt.Sprintf(" %s on %s %s and were counted on o200k_base instead (token_basis_fallbacks).", plural.N(fallbacks, "valid request"), plural.N(fallbackPts, "point"), lacked)
 		}
 		out = append(out, s)
+	}
+	if len(imported) > 0 {
+		out = append(out, importedCountsCaveat(imported))
 	}
 	if discPts > 0 {
 		var parts []string

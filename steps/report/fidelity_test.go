@@ -15,7 +15,7 @@ func iptr(n int) *int { return &n }
 
 // fidelityPhrases are the cover caveats fidelityCaveats can write, one per trigger.
 var fidelityPhrases = []string{"Token counts:", "Usage discrepancy:", "Truncated prompts:", "Connection retries:",
-	"Server messages", "Client vs server TTFT:", "Engine metrics:"}
+	"Server messages", "Client vs server TTFT:", "Engine metrics:", "Imported token counts:"}
 
 // TestCoverFidelityCaveats reads the cover back: a campaign that triggers every fidelity caveat
 // shows each with its figures, and the plain partial campaign shows none of them.
@@ -87,4 +87,33 @@ func TestCoverTokenizerBasis(t *testing.T) {
 		"2 valid requests on 1 point carried no usage or no tokenizer count and were counted on o200k_base instead",
 		"Usage discrepancy: on 1 point the server's usage differs from the client's count (the tokenizer file's on tokenizer bases, else o200k_base) by more than 10 % on average (largest: prompt +31.5 %)",
 	)
+}
+
+// TestCoverImportedBasis: imported points name their source tool's token counts on the cover
+// (per source, as the file states them), never the raw basis string nor a basis of perfdag's,
+// and the ISL/OSL line says whose counts a shape's means rest on.
+func TestCoverImportedBasis(t *testing.T) {
+	const model = "meta-llama/Llama-3.1-8B-Instruct"
+	in := partialInput()
+	in.Atlas[0].TokenBasis = schema.TokenBasisServer
+	in.Atlas[1].TokenBasis = schema.ImportedBasis("aiperf", schema.CountedTokenizerPrefix+model)
+	in.Atlas[2].TokenBasis = schema.ImportedBasis("vllm-bench", schema.CountedServer+", else "+schema.CountedTokenizerPrefix+model)
+	in.Atlas[3].TokenBasis = in.Atlas[1].TokenBasis
+	out := filepath.Join(t.TempDir(), "out.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	text := pdfText(t, out)
+	mustContain(t, text,
+		"ISL/OSL aa-1k: declared 1,000/1,000 tokens; measured mean 1,000/1,000 tokens (perfdag's points: ISL o200k_base, OSL server usage; imported points: ISL and OSL as their source tool counted them).",
+		"ISL/OSL aa-10k: declared 10,000/1,500 tokens; measured mean 1,000/1,000 tokens (imported points: ISL and OSL as their source tool counted them).",
+		"Token counts: OSL, ITL and tok/s count the server's usage (1 point); ISL is the asked prompt in o200k_base tokens.",
+		"Imported token counts: ISL, OSL, ITL and tok/s of imported points rest on their source tool's token counts, none counted by perfdag - "+
+			"aiperf: tokenizer "+model+" (2 points); vllm-bench: server usage, else tokenizer "+model+" (1 point).",
+	)
+	for _, bad := range []string{schema.ImportedBasisPrefix, "o200k_base count"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("cover says %q", bad)
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
-	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 )
 
 // TestCheck: problems of the publish: block are reported at validate time, at their key.

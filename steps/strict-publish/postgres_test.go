@@ -14,7 +14,7 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
-	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 )
 
 // TestPostgresLakeKeepsThePasswordOut publishes through the engine into a real PostgreSQL

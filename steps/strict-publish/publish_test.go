@@ -19,7 +19,7 @@ import (
 	"github.com/perfdag/perfdag/steps/lake"
 	"github.com/perfdag/perfdag/steps/lake/laketest"
 	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
-	"github.com/perfdag/perfdag/steps/strict-publish/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 	"github.com/perfdag/perfdag/steps/testkit/fixture"
 )
 

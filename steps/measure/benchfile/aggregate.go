@@ -207,8 +207,8 @@ func (r *Result) readServe(d *serveDoc, e Expect, o stats.Options, modelField, i
 		return err
 	}
 	r.finish(o, agg)
-	if x != nil && x.starts == nil { // no send times, no wall clock: when the run happened is unknown
-		r.Point.StartedAt, r.Point.EndedAt = "", ""
-	}
+	// start_times (vLLM's) are a monotonic clock and SGLang records no send times: the point's
+	// instants are the file's own wall-clock (vLLM's date) or unknown, per-request lists or not.
+	r.serveClock(d)
 	return nil
 }

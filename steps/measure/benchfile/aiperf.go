@@ -28,7 +28,8 @@ type aiperfMetric struct {
 
 type aiperfConfig struct {
 	Endpoint struct {
-		ModelNames []string `json:"model_names"`
+		ModelNames          []string `json:"model_names"`
+		UseServerTokenCount bool     `json:"use_server_token_count"`
 	} `json:"endpoint"`
 	Input struct {
 		Prompt struct {
@@ -167,10 +168,7 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		return nil, concAt
 	}
 	r.Concurrency = int(c)
-	r.TokenBasis = "client-tokenizer"
-	if cfg.Tokenizer.Name != "" {
-		r.TokenBasis = "client-tokenizer:" + cfg.Tokenizer.Name
-	}
+	r.TokenBasis = aiperfCounted(cfg)
 	agg := schema.Point{}
 	count, err := a.metric("request_count", false, ruleCount, true)
 	if err != nil {
@@ -270,6 +268,7 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		}
 	}
 	r.finish(o, agg)
+	r.aiperfClock(a.top)
 	return r, nil
 }
 

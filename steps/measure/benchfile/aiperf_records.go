@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
@@ -76,20 +77,20 @@ func aiperfRecord(file string, line int, raw []byte) (schema.RequestRecord, erro
 	if md.RequestStartNs == nil || string(md.RequestStartNs) == "null" {
 		return rec, at("metadata.request_start_ns", "missing")
 	}
-	start, problem := number(md.RequestStartNs, ruleEpochNs)
+	start, problem := epochNsOf(md.RequestStartNs)
 	if problem != "" {
 		return rec, at("metadata.request_start_ns", problem)
 	}
 	end := start
 	if md.RequestEndNs != nil && string(md.RequestEndNs) != "null" {
-		if end, problem = number(md.RequestEndNs, ruleEpochNs); problem != "" {
+		if end, problem = epochNsOf(md.RequestEndNs); problem != "" {
 			return rec, at("metadata.request_end_ns", problem)
 		}
 		if end < start {
 			return rec, at("metadata.request_end_ns", fmt.Sprintf("holds %s, before request_start_ns %s", shown(md.RequestEndNs), shown(md.RequestStartNs)))
 		}
 	}
-	rec = schema.RequestRecord{Index: md.SessionNum, Phase: md.Phase, StartNs: int64(start), EndNs: int64(end), Status: 200}
+	rec = schema.RequestRecord{Index: md.SessionNum, Phase: md.Phase, StartNs: start, EndNs: end, Status: 200}
 	if rec.Phase == "" {
 		rec.Phase = stats.PhaseProfiling
 	}
@@ -179,4 +180,18 @@ func aiperfRecord(file string, line int, raw []byte) (schema.RequestRecord, erro
 		rec.ChunkNs = chunkTimes(rec.FirstTokenNs, ms, 1)
 	}
 	return rec, nil
+}
+
+// epochNsOf reads a record's epoch-ns timestamp under ruleEpochNs, exactly when the file
+// writes an integer (a float64 turns 1749723330123456789 into …768): the value, or the problem.
+func epochNsOf(raw json.RawMessage) (int64, string) {
+	v, problem := number(raw, ruleEpochNs)
+	if problem != "" {
+		return 0, problem
+	}
+	var ns epochNs
+	if err := json.Unmarshal(raw, &ns); err != nil { // within the rule, so a number epochNs reads
+		return int64(math.Round(v)), ""
+	}
+	return int64(ns), ""
 }

@@ -78,7 +78,8 @@ type Result struct {
 	SourceVersion string // tool version when the file states it
 	File          string // the main file read
 	StatsFrom     string // per-request or aggregate
-	TokenBasis    string // how the source counted tokens
+	TokenBasis    string // what the source's token counts are (schema.Counted*); the point names schema.ImportedBasis
+	Clock         string // where the point's started_at / ended_at come from, or why they are unknown
 	Model         string // as the file states it
 	Concurrency   int
 	// ISL and OSL are the prompt and output lengths the file states its run asked for (or,
@@ -146,6 +147,7 @@ func (r *Result) ConcurrencyField() string { return r.concurrencyField }
 // finish builds the point: recomputed from records when there are any, else agg as given.
 func (r *Result) finish(o stats.Options, agg schema.Point) {
 	o.Concurrency = r.Concurrency
+	o.TokenBasis = r.pointBasis() // the source counted every token: no basis of perfdag's applies
 	if len(r.Records) > 0 {
 		r.StatsFrom = StatsPerRequest
 		r.Point = stats.Compute(r.Records, o)
@@ -153,7 +155,7 @@ func (r *Result) finish(o stats.Options, agg schema.Point) {
 	}
 	r.StatsFrom = StatsAggregate
 	agg.Schema, agg.Cell, agg.Concurrency, agg.Shape, agg.Mode, agg.GPUs = "point_v1", o.Cell, r.Concurrency, o.Shape, o.Mode, o.GPUs
-	agg.RequestRate, agg.Arrival = o.RequestRate, o.Arrival
+	agg.RequestRate, agg.Arrival, agg.TokenBasis = o.RequestRate, o.Arrival, o.TokenBasis
 	if agg.ReasoningField == "" {
 		agg.ReasoningField = "none"
 	}

@@ -48,7 +48,7 @@ func TestAIPerfRecomputed(t *testing.T) {
 	if len(c) != 16 || c[15]-r.Records[0].StartNs != 212549000 {
 		t.Errorf("chunk times %d, last at %d ns", len(c), c[15]-r.Records[0].StartNs)
 	}
-	if r.TokenBasis != "client-tokenizer:"+model || p.Concurrency != 4 || p.Status != "ok" {
+	if r.TokenBasis != "tokenizer "+model || p.Concurrency != 4 || p.Status != "ok" {
 		t.Errorf("basis %q concurrency %d status %s", r.TokenBasis, p.Concurrency, p.Status)
 	}
 }

@@ -24,7 +24,7 @@ func (fs *Files) readSGLang(file string, e Expect, o stats.Options) (*Result, er
 	if _, ok := d.keys["backend"]; !ok {
 		return nil, &Error{File: file, Line: d.line, Field: "backend", Msg: "missing (not an SGLang bench_serving result?)"}
 	}
-	r := &Result{Source: SourceSGLang, File: file, TokenBasis: "client-tokenizer"}
+	r := &Result{Source: SourceSGLang, File: file, TokenBasis: sglangCounted(d)}
 	if err := r.readServe(d, e, o, "backend", "random_input_len", "random_output_len"); err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func (fs *Files) readVLLM(file string, e Expect, o stats.Options) (*Result, erro
 		return nil, &Error{File: file, Line: d.line, Field: "model_id", Msg: "missing (not a vLLM bench serve result?)"}
 	}
 	r := &Result{Source: SourceVLLM, File: file, Model: d.str("model_id")}
-	r.TokenBasis = "tokenizer:" + d.str("tokenizer_id")
+	r.TokenBasis = vllmCounted(d)
 	if v := d.str("vllm_version"); v != "" {
 		r.SourceVersion = v
 	}

@@ -91,16 +91,17 @@ func New(o Options) (*Client, error) {
 	} else {
 		o.UserStamps = true // kernel stamps are on sse.Now's time base only
 	}
+	// Every connection carries a closeWatch (see reuse): a kernel-stamped one has its own.
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	dial := dialer.DialContext
-	if !o.UserStamps {
-		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return StampConn(c), nil
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
 		}
+		if !o.UserStamps {
+			c = StampConn(c)
+		}
+		return watchable(c), nil
 	}
 	pd := &predialer{dial: dial}
 	// HTTP/1.1 only (a custom dialer without ForceAttemptHTTP2): one stream per connection,

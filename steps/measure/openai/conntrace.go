@@ -21,6 +21,10 @@ type connTrace struct {
 	got                       int
 	wrote                     int64 // the request was completely written to its connection
 	resent                    bool  // the client sent it again after a stale connection failed the write
+	// closedYoung: the transport gave up on a connection that had been idle less than
+	// closeWindow and retried: the server closed it right after its previous response.
+	closedYoung bool
+	prevYoung   bool // the latest connection given was reused after less than closeWindow idle
 }
 
 // liveTrace is a connTrace being filled by a request's hooks. The transport calls them from
@@ -58,6 +62,8 @@ func (l *liveTrace) hooks(now func() int64, gotConn func(net.Conn)) *httptrace.C
 		GotConn: func(i httptrace.GotConnInfo) {
 			set(func(t *connTrace) {
 				t.got++
+				t.closedYoung = t.closedYoung || t.prevYoung
+				t.prevYoung = i.Reused && i.WasIdle && i.IdleTime < closeWindow
 				t.reused = i.Reused
 				// Go's transport calls a connection that waited in its idle pool reused even
 				// when no request had used it; a pre-dialled one knows its first request.

@@ -105,11 +105,13 @@ type stock struct {
 	backoff time.Duration
 	closed  bool
 	changed chan struct{} // closed and replaced on every change of ready or dialing
+
+	reuse reuse // whether the window's requests may take idle connections
 }
 
 func newStock(network, addr string, target int, dial dialFunc, now func() int64) *stock {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stock{network: network, addr: addr, target: target, dial: dial, now: now, ctx: ctx, cancel: cancel, changed: make(chan struct{})}
+	return &stock{network: network, addr: addr, target: target, dial: dial, now: now, ctx: ctx, cancel: cancel, changed: make(chan struct{}), reuse: newReuse()}
 }
 
 // signal wakes waiters; s.mu held.
@@ -249,6 +251,7 @@ func (s *stock) close() {
 	s.signal()
 	s.mu.Unlock()
 	s.cancel()
+	s.reuse.stop()
 	for _, p := range ready {
 		_ = p.Conn.Close()
 	}
@@ -260,6 +263,14 @@ func (s *stock) close() {
 type predialer struct {
 	dial dialFunc
 	cur  atomic.Pointer[stock]
+}
+
+// window is the reuse policy of the current stock's window, nil outside one.
+func (d *predialer) window() *reuse {
+	if s := d.cur.Load(); s != nil {
+		return &s.reuse
+	}
+	return nil
 }
 
 func (d *predialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {

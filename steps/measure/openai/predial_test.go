@@ -30,6 +30,14 @@ type closingServer struct {
 	accepted, closed, answered atomic.Int64
 	mu                         sync.Mutex
 	streamed                   map[net.Conn]bool
+	closedStreamed             int // connections that carried a stream and are closed
+}
+
+// streamedClosed reports whether every connection that carried a stream is closed.
+func (s *closingServer) streamedClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closedStreamed == len(s.streamed)
 }
 
 func newClosingServer(t *testing.T, configure func(*http.Server)) *closingServer {
@@ -67,6 +75,11 @@ func newServer(t *testing.T, closing bool, configure func(*http.Server)) *closin
 			s.accepted.Add(1)
 		case http.StateClosed, http.StateHijacked:
 			s.closed.Add(1)
+			s.mu.Lock()
+			if s.streamed[c] {
+				s.closedStreamed++
+			}
+			s.mu.Unlock()
 		case http.StateIdle:
 			s.mu.Lock()
 			done := s.streamed[c] && closing

@@ -25,6 +25,7 @@ type stampConn struct {
 	raw      syscall.RawConn
 	oob      []byte
 	last     atomic.Int64 // stamp of the latest Read that returned data, on the client clock
+	watch    closeWatch   // whether (and when) the server closed it, off the data path
 }
 
 // StampConn enables kernel receive timestamps on a TCP connection; any other connection, or
@@ -68,14 +69,22 @@ func (c *stampConn) Read(p []byte) (int, error) {
 		if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 			err = os.NewSyscallError("recvmsg", err)
 		}
+		c.watch.sawClose(err)
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 	}
 	if n == 0 {
+		c.watch.sawClose(io.EOF)
 		return 0, io.EOF
 	}
 	c.last.Store(c.stamp(c.oob[:oobn]))
 	return n, nil
 }
+
+// closes is the connection's closeWatch, fed by Read's end-of-stream and error paths only.
+func (c *stampConn) closes() *closeWatch { return &c.watch }
+
+// NetConn returns the *net.TCPConn (for a look at its socket, peerClosed).
+func (c *stampConn) NetConn() net.Conn { return c.Conn }
 
 // stamp converts the SCM_TIMESTAMPNS in oob (wall clock) to the client clock (sse.Now),
 // never later than now. One clock reading serves both sides of the conversion, so a

@@ -116,8 +116,21 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		return Result{Record: rec}
 	}
 
+	// Within a point's window whose server closes connections after their responses, a
+	// request never takes an idle connection: the fresh client gives each its own, from the
+	// pre-dialled stock (see reuse; while the window settles that question, it waits).
+	hc, window := c.http, c.dialer.window()
+	if window != nil && window.fresh(rctx) {
+		hc, window = c.fresh, nil
+	}
 	rec.StartNs = c.now()
-	x := c.exchange(c.http, hreq, cancelReq)
+	x := c.exchange(hc, hreq, cancelReq, window)
+	if window != nil && x.conn.closedYoung {
+		// The transport retried the request after the server closed a connection that had
+		// just carried a response (not one an idle timeout closed): whatever the watch saw,
+		// this server closes connections the window would reuse.
+		window.closing()
+	}
 	if x.stale() && rctx.Err() == nil {
 		// The server closed the reused connection while the request was still being written
 		// (a large prompt: Go's transport retries only when nothing was written), or closed a
@@ -125,7 +138,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		// transport retries that only on a connection it reused). The server began no answer,
 		// so sending the request once more, on a connection of its own, adds no load.
 		if again, err := build(); err == nil {
-			x = c.exchange(c.fresh, again, cancelReq)
+			x = c.exchange(c.fresh, again, cancelReq, nil)
 			x.conn.resent = true
 		}
 	}
@@ -134,12 +147,19 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 
 // exchange performs the request and reads the body. Each message is stamped when the read
 // that brought its first byte returned (on Linux, with the kernel's receive time) and then
-// parsed (analyzer); token counting waits until the end.
-func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc) (x exchange) {
+// parsed (analyzer); token counting waits until the end. With window set (a request that
+// may leave its connection idle, in a window with a pre-dialled stock) a response that ends
+// cleanly hands its connection to the window's watch (reuse).
+func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc, window *reuse) (x exchange) {
 	var conn net.Conn
 	var live liveTrace
 	defer func() { x.conn = live.snapshot() }()
-	trace := live.hooks(c.now, func(cn net.Conn) { conn = cn })
+	trace := live.hooks(c.now, func(cn net.Conn) {
+		conn = cn
+		if w := watchOf(cn); w != nil {
+			w.taken()
+		}
+	})
 	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
 	resp, err := hc.Do(hreq)
 	if err != nil {
@@ -202,6 +222,15 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		}
 	}
 	x.endNs = c.now()
+	if window != nil && errors.Is(x.readErr, io.EOF) && !resp.Close {
+		// The body ended cleanly and the server said keep-alive: the transport has put the
+		// connection back in its idle pool.
+		w := watchOf(conn)
+		if w != nil {
+			w.ended(window)
+		}
+		window.settle(conn, w)
+	}
 	if drain != nil {
 		drain.Stop()
 		// The response was complete at [DONE].

@@ -27,9 +27,10 @@ const (
 //
 // The rule compares the server's count with the server's own context, and with the asked
 // size only at ratios no tokenizer reaches, so a verbose or compact tokenizer is no truncation.
-// Without usage nothing can be said (false).
+// Without a prompt count nothing can be said (false): missing usage, or a prompt_tokens of 0,
+// which no server processing a prompt reports (some stream usage with the prompt unfilled).
 func PromptTruncated(rec schema.RequestRecord, contextLen int) bool {
-	if rec.UsagePrompt == nil {
+	if rec.UsagePrompt == nil || *rec.UsagePrompt <= 0 {
 		return false
 	}
 	prompt, asked := float64(*rec.UsagePrompt), float64(rec.InputTokens)

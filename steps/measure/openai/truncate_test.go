@@ -30,6 +30,11 @@ func TestPromptTruncated(t *testing.T) {
 		// Without a known context only a loss no tokenizer explains counts.
 		{"60 % without a context is not judged", rec(6000, n(3600), n(4)), 0, false},
 		{"no usage", rec(20000, nil, nil), 4096, false},
+		// A server that streams usage without counting the prompt says nothing about it.
+		{"prompt_tokens 0 is unknown", rec(256, n(0), n(128)), 4096, false},
+		{"prompt_tokens 0 without a known context", rec(256, n(0), n(128)), 0, false},
+		{"prompt_tokens 0, completion past the context", rec(256, n(0), n(5000)), 4096, false},
+		{"a negative count is no count", rec(256, n(-1), n(8)), 4096, false},
 		{"nothing asked (replay without a count)", rec(0, n(100), n(8)), 4096, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,7 +90,9 @@ func (c *Client) Warm(ctx context.Context, n int) Warmed {
 // response (llama-server does). It waits (at most warmHold) until the stock is full and
 // returns the function that closes it, for the point's end. A request served by a stocked
 // connection records that connection's set-up as done before it started (ConnPredialed).
-// Through a proxy, or with n ≤ 0, there is no stock.
+// While the stock lasts, the window also watches whether the server closes connections right
+// after their responses; once it does, every request takes a stocked connection of its own
+// and none an idle one (see reuse). Through a proxy, or with n ≤ 0, there is no stock.
 func (c *Client) Predial(ctx context.Context, n int) (stop func()) {
 	n = min(n, MaxPredial)
 	addr, ok := c.dialAddr()

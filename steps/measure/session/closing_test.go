@@ -75,11 +75,12 @@ func meanOrZero(v []float64) float64 {
 // window's first 16 is on a new connection. It reports the mean client TTFT − server TTFT of
 // those requests, their mean time from start stamp to request written (a new connection's
 // first request goes through the transport's dial path, though the stock's connection is
-// already open), and the mean number per point that still dialled inside their TTFT (goal 0).
+// already open), the mean number per point that still dialled inside their TTFT (goal 0), and
+// the mean number per point retried after an idle connection the server closed (goal 0).
 func BenchmarkExactTimingClosing(b *testing.B) {
 	const c = 16
 	base := startServer(b, childClosing)
-	var rest, write, inside []float64
+	var rest, write, inside, retried []float64
 	for b.Loop() {
 		s := exactSession(b, base)
 		recs, err := s.Load(context.Background(), PhaseProfiling, loadgen.Config{Requests: 4 * c, Concurrency: c}, nil)
@@ -94,9 +95,17 @@ func BenchmarkExactTimingClosing(b *testing.B) {
 		}
 		in, _ := connectsInTTFT(recs)
 		inside = append(inside, float64(in))
+		n := 0
+		for _, r := range recs {
+			if r.Retried {
+				n++
+			}
+		}
+		retried = append(retried, float64(n))
 	}
 	b.ReportMetric(meanOf(rest), "rest-delta-mean-ms")
 	b.ReportMetric(meanOf(write), "rest-client-write-mean-ms")
 	b.ReportMetric(meanOf(inside), "connects-in-ttft/point")
+	b.ReportMetric(meanOf(retried), "retries/point")
 	b.ReportMetric(0, "ns/op")
 }

@@ -162,7 +162,9 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // so no request of the window pays a connect inside its TTFT; Warmed then tells what those
 // connects cost. For servers that close a connection after each response it also keeps as
 // many pre-dialled connections in stock (openai.Client.Predial, closed when the window
-// ends), so no later request of the window waits on a connect either. The records' o200k_base
+// ends), so no later request of the window waits on a connect either; once the window sees
+// such a server close a connection right after its response, no request of it takes an idle
+// connection the server is closing (each takes one from the stock). The records' o200k_base
 // token counts are made after the window (see openai.Options.DeferCounts).
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}

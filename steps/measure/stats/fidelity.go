@@ -42,7 +42,8 @@ type tokenCount struct {
 
 // countOn counts a record on basis: the server's usage (completion_tokens includes reasoning
 // tokens, as OpenAI defines it), the client's counts with a tokenizer file, or the client's
-// o200k_base counts (also the fallback of a record without the basis's counts).
+// o200k_base counts (also the fallback of a record without the basis's counts); on an imported
+// basis the record's counts are the source tool's, taken as they are.
 func countOn(basis string, r schema.RequestRecord) tokenCount {
 	if schema.IsTokenizerBasis(basis) {
 		if in, out, reasoning, ok := tokenizerCounts(r); ok {

@@ -32,7 +32,8 @@ type Options struct {
 	ReasoningModel bool // the caller expects reasoning: flags a parser that folds it into content
 	// TokenBasis is the endpoint's basis as points name it (schema.Endpoint.Basis): server,
 	// o200k_base, tokenizer:<file>, or "" for the default (server when every valid request
-	// carried usage, else o200k_base).
+	// carried usage, else o200k_base); an import names schema.ImportedBasis, and the records'
+	// token counts (the source tool's) are taken as they are.
 	TokenBasis string
 	// WarmConnections and WarmConnectNs are the connections opened before the window and
 	// what each cost (openai.Warmed), recorded on the point beside the window's own connects.
