@@ -32,6 +32,9 @@ type AtlasRow struct {
 	RequestCount int `json:"request_count"`
 	ErrorCount   int `json:"error_count"`
 
+	// Intervals are the point's 95 % confidence intervals of its headline metrics, by field name.
+	Intervals Intervals `json:"intervals,omitempty"`
+
 	TTFTAvgMs           *float64 `json:"ttft_avg_ms"`
 	TTFTP50Ms           *float64 `json:"ttft_p50_ms"`
 	TTFTP90Ms           *float64 `json:"ttft_p90_ms"`

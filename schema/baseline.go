@@ -78,6 +78,9 @@ type PerfBenchPoint struct {
 	TPSPerUser          *float64 `json:"tps_per_user"` // mean of 1 / ITL
 	RequestLatencyP50Ms *float64 `json:"request_latency_p50_ms"`
 	Errors              int      `json:"errors"` // failed profiling requests
+	// Intervals are the point's 95 % confidence intervals by this struct's metric names
+	// (additive: a legacy snapshot has none and is compared on tolerance alone).
+	Intervals Intervals `json:"intervals,omitempty"`
 }
 
 // PerfBenchServer is what the server's /metrics said around the sweep. Rates are percent

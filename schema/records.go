@@ -234,6 +234,11 @@ type Point struct {
 	Status                 string `json:"status"`                   // ok, partial (some errors), failed (no valid request)
 
 	Import *PointImport `json:"import,omitempty"` // set when the point was read from another tool's output
+
+	// Intervals are 95 % confidence intervals of the headline metrics (schema.Interval).
+	Intervals Intervals `json:"intervals,omitempty"`
+	// Auto is set when requests_per_point was auto: why the point stopped measuring.
+	Auto *AutoStop `json:"auto,omitempty"`
 }
 
 // PointImport says where an imported point came from and how its statistics were made.
