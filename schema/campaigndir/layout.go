@@ -56,6 +56,7 @@ const (
 	statusFile    = "status.txt"
 	dcgmFile      = "dcgm_correlation.json"
 	rooflineSweep = "roofline_sweep.json"
+	sweepFile     = "sweep_probes.json"
 	atlasFile     = "atlas.jsonl"
 	tpmJSON       = "tpm_summary.json"
 	tpmCSV        = "tpm_summary.csv"
@@ -70,7 +71,7 @@ const (
 // only here.
 func Names() []string {
 	return []string{configFile, runFile, sourceFile, summaryFile, eventsFile, stateDir, journalFile, slicesDir, lockFile, freezeLock,
-		cellsDir, rawDir, recordsFile, pointFile, prewarmFile, burnInDir, commandsDir, settleLog, specDir,
+		sweepFile, cellsDir, rawDir, recordsFile, pointFile, prewarmFile, burnInDir, commandsDir, settleLog, specDir,
 		samplesDir, normalized, statusFile, dcgmFile, rooflineSweep, atlasFile, tpmJSON, tpmCSV, tpmMarkdown,
 		championFile, reportFile, receiptFile, verdictFile}
 }
@@ -203,6 +204,9 @@ func Normalized(cell string) string { return path.Join(CellDir(cell), normalized
 
 // CellStatus is a cell's full/partial/failed status.
 func CellStatus(cell string) string { return path.Join(CellDir(cell), statusFile) }
+
+// Sweep is a cell's run-time sweep: its SLO search's probes and knee, or its stopped list.
+func Sweep(cell string) string { return path.Join(CellDir(cell), sweepFile) }
 
 // RooflineSweep is the roofline sweep an import wrote beside its decode cell.
 func RooflineSweep(cell string) string { return path.Join(CellDir(cell), rooflineSweep) }

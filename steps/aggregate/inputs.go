@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/perfdag/perfdag/engine"
@@ -79,6 +80,9 @@ func checkImports(imported []campaigndir.CellFiles, cells []schema.Cell) error {
 func normalizeCell(t *engine.Task, cell schema.Cell, in *upstream) (campaigndir.CellFiles, error) {
 	var points []schema.Point
 	spec := map[int]*schema.SpecWindow{}
+	if cell.Expands() { // its points were chosen at run time: what was measured is what exists
+		cell.Concurrencies = slices.Sorted(maps.Keys(in.points[cell.ID]))
+	}
 	for _, c := range cell.Concurrencies {
 		if rel := in.points[cell.ID][c]; rel != "" {
 			var p schema.Point
