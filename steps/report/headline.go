@@ -82,7 +82,11 @@ func headlinePart(d *doc, v *view) {
 	for _, i := range shown {
 		kept = append(kept, rows[i])
 	}
-	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
+	peakHead := "Peak output tok/s/GPU"
+	if len(searches(v.in)) > 0 {
+		peakHead = "Output tok/s/GPU: peak, or at the SLO knee"
+	}
+	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev(peakHead), w: 9, align: align.Right},
 		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
@@ -144,7 +148,10 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 	}
 	row := []tcell{plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
 	best := math.NaN()
-	if peak != nil {
+	if k := kneeRow(v, key, mbt); k != nil { // a search ran: the answer is the knee, not the peak
+		row[1] = plain(fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency))
+		best = *k.OutputTokPerSPerGPU
+	} else if peak != nil {
 		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
 		best = *peak.OutputTokPerSPerGPU
 	}
@@ -164,4 +171,23 @@ func requestErrors(v *view) (reqs, errs, points int) {
 		}
 	}
 	return reqs, errs, points
+}
+
+// kneeRow is the best knee point of the variant's searched cells (the highest concurrency that
+// met the SLO), nil when none of its cells searched or found a knee.
+func kneeRow(v *view, key variantKey, mbt int) *schema.AtlasRow {
+	var best *schema.AtlasRow
+	for _, s := range v.in.Sweeps {
+		if s.Mode != schema.SweepSearch || s.Knee == 0 {
+			continue
+		}
+		for i := range v.rows {
+			r := &v.rows[i]
+			if r.CellID == s.Cell && r.Concurrency == s.Knee && keyOf(r) == key && r.MaxNumBatchedTokens == mbt &&
+				r.OutputTokPerSPerGPU != nil && (best == nil || *r.OutputTokPerSPerGPU > *best.OutputTokPerSPerGPU) {
+				best = r
+			}
+		}
+	}
+	return best
 }
