@@ -28,6 +28,10 @@ type Input struct {
 	Champion *schema.Champion         // champion-select's decision
 	Run      *campaigndir.Info        // the run's record: perfdag version, host, endpoints, servers
 	Gates    []schema.GateVerdict     // the quality-gate verdicts of the campaign's nodes
+	// Calibration is the client machine's overhead (calibration.json from perfdag calibrate):
+	// the cover's TTFT error bar. CalibrationErr says why a calibration.json present was not used.
+	Calibration    *schema.Calibration
+	CalibrationErr string
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").
