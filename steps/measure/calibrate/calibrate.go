@@ -6,6 +6,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -58,7 +59,8 @@ type Target struct {
 	InputTokens int    // the prompt size the cell sends
 }
 
-// Targets are the distinct concurrencies of the campaign's measured cells, ascending, each
+// Targets are the distinct concurrencies of the campaign's measured cells (not imported ones:
+// another tool's client measured those), ascending, each
 // with the input budget of the first cell (in file order) that runs it; concurrencies above
 // MaxConcurrency are left out and returned as skipped (MaxConcurrency itself is then
 // calibrated). A cell whose workload does not resolve to a budget (a dataset replay without a
@@ -66,6 +68,9 @@ type Target struct {
 func Targets(c *schema.Campaign) (targets []Target, skipped []int) {
 	seen := map[int]bool{}
 	for _, cell := range c.Cells {
+		if cell.Import != nil {
+			continue // another tool's client measured it
+		}
 		in, shape := 1000, "aa-1k"
 		if b, err := workload.Resolve(cell.Workload); err == nil {
 			in, shape = b.InputTokens, b.Shape
@@ -94,6 +99,8 @@ type Options struct {
 	Model    string // the model it serves
 	Salt     string // makes this calibration's prompts its own (e.g. the campaign directory name)
 	Requests int    // TTFT requests per concurrency; 0: max(64, 4 × concurrency)
+	// IngestTokens is about how many tokens each ingest point streams (0: 256 Ki).
+	IngestTokens int
 	// Truth returns the simulator's record of every request it served so far.
 	Truth func(ctx context.Context) ([]sim.Served, error)
 	// CPU returns the client process's CPU time so far (user + system); nil skips the figure.
@@ -137,7 +144,7 @@ func Run(ctx context.Context, targets []Target, o Options) ([]schema.Calibration
 		ttft(&points[i], recs[i], digests[i], byDigest)
 	}
 	for i, t := range targets {
-		n := max(t.Concurrency, ingestTarget/ingestOutputTokens)
+		n := max(t.Concurrency, cmp.Or(o.IngestTokens, ingestTarget)/ingestOutputTokens)
 		n = (n + t.Concurrency - 1) / t.Concurrency * t.Concurrency // whole rounds of the closed loop
 		w := schema.Workload{Shape: workload.ShapeCustom, InputTokens: ingestInputTokens, OutputTokens: ingestOutputTokens}
 		o.say("c%d: ingest, %d streams of %d one-token chunks", t.Concurrency, n, ingestOutputTokens)
