@@ -47,7 +47,8 @@ type CalibrationPoint struct {
 	TTFTErrorMs *Stat `json:"ttft_error_ms"`
 	// SendMs: client start stamp → request written to its connection (client clock).
 	SendMs *Stat `json:"send_ms"`
-	// ReceiveMs: the simulator wrote the first answer chunk → the client's stamp of it (the
+	// ReceiveMs: the simulator about to write the first answer chunk → the client's kernel
+	// receive stamp of it (an upper bound of the client's share: it holds the write too; the
 	// simulator's clock to the client's; both are the wall clock at process start plus the
 	// monotonic clock since, on one machine).
 	ReceiveMs *Stat `json:"receive_ms"`

@@ -42,8 +42,9 @@ const (
 const Method = "perfdag's client (session → loadgen → openai, kernel receive stamps, loopback HTTP) " +
 	"against the built-in simulator with zero delay in a child process (its own Go runtime, so " +
 	"its garbage and goroutines are not the client's). TTFT error per request = send + receive: " +
-	"send = client start stamp → request written (client clock); receive = the simulator wrote " +
-	"the first answer chunk → the client's stamp of it (simulator clock to client clock: both " +
+	"send = client start stamp → request written (client clock); receive = the simulator about " +
+	"to write the first answer chunk → the client's kernel receive stamp of it, so it also holds " +
+	"the simulator's own write and is an upper bound of the client's share (simulator clock to client clock: both " +
 	"are the wall clock at process start plus the monotonic clock since, on one machine; " +
 	"clock_violations counts requests that break causality between them). The time between " +
 	"(loopback in, the simulator waiting for a CPU, its own work) is the server's, not the " +
