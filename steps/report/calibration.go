@@ -54,12 +54,13 @@ func msShort(ms float64) string {
 }
 
 // calibrationNote explains the ± of the headline: what it is, where and when it was measured,
-// and whether it fits this run (another machine, long before or after). used lists the
-// calibrated concurrencies the headline showed. "" when the headline shows no error bar.
-func calibrationNote(in Input, used []int) string {
+// and — as warn — whether it does not fit this run (another machine, long before or after).
+// used lists the calibrated concurrencies the headline showed; both are "" when the headline
+// shows no error bar.
+func calibrationNote(in Input, used []int) (note, warn string) {
 	cal := in.Calibration
 	if cal == nil || len(used) == 0 {
-		return ""
+		return "", ""
 	}
 	cs := make([]string, len(used))
 	for i, c := range used {
@@ -72,18 +73,19 @@ func calibrationNote(in Input, used []int) string {
 		s += fmt.Sprintf(", load %.1f", m.LoadAvg[0])
 	}
 	s += ")."
+	var w []string
 	if r := in.Run; r != nil {
 		if r.Host != "" && m.Host != "" && r.Host != m.Host {
-			s += fmt.Sprintf(" Calibrated on another machine (%s) than the run's (%s): the error bar is that machine's.", m.Host, r.Host)
+			w = append(w, fmt.Sprintf("Calibrated on another machine (%s) than the run's (%s): the error bar is that machine's.", m.Host, r.Host))
 		}
 		switch {
 		case !r.Created.IsZero() && cal.Created.Before(r.Created.Add(-calibrationGap)):
-			s += " Calibrated " + span(r.Created.Sub(cal.Created)) + " before the run started."
+			w = append(w, "Calibrated "+span(r.Created.Sub(cal.Created))+" before the run started.")
 		case !r.Updated.IsZero() && cal.Created.After(r.Updated.Add(calibrationGap)):
-			s += " Calibrated " + span(cal.Created.Sub(r.Updated)) + " after the run."
+			w = append(w, "Calibrated "+span(cal.Created.Sub(r.Updated))+" after the run.")
 		}
 	}
-	return s
+	return s, strings.Join(w, " ")
 }
 
 // span words a duration of a day or more in days, else in hours.

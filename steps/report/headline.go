@@ -96,8 +96,12 @@ func headlinePart(d *doc, v *view) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
 	}
-	if note := calibrationNote(v.in, cals); note != "" {
+	note, warn := calibrationNote(v.in, cals)
+	if note != "" {
 		d.para(note, 7.5, fontstyle.Italic, nil)
+	}
+	if warn != "" {
+		d.para(warn, 7.5, fontstyle.Italic, &colorWarn)
 	}
 	if e := v.in.CalibrationErr; e != "" {
 		d.para("Client calibration not used: "+e, 7.5, fontstyle.Italic, &colorWarn)
