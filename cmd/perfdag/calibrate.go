@@ -55,7 +55,7 @@ directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if requests < 0 {
-				return exitf(ExitUsage, "--requests %d: want a positive count (0 = max(64, 4 × concurrency))", requests)
+				return exitf(ExitUsage, "--requests %d: want a positive count (0: the default)", requests)
 			}
 			c, _, err := a.compile(args[0], nil, "")
 			if err != nil {
@@ -96,7 +96,7 @@ directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
 	cmd.Flags().StringVar(&dir, "dir", "", "campaign directory to record the calibration in (created when missing)")
 	cmd.Flags().StringVar(&root, "root", "campaigns", "where to look for the campaign's newest directory when --dir is not given")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration (calibration_v1) as JSON on stdout")
-	cmd.Flags().IntVar(&requests, "requests", 0, "TTFT requests per concurrency (default max(64, 4 × concurrency))")
+	cmd.Flags().IntVar(&requests, "requests", 0, "TTFT requests per concurrency (default 4 × concurrency, at least 64; at least 20 for aa-100k-sized prompts)")
 	return cmd
 }
 

@@ -94,12 +94,23 @@ func Targets(c *schema.Campaign) (targets []Target, skipped []int) {
 	return targets, skipped
 }
 
+// DefaultRequests is how many TTFT requests a target sends unless told: 4 × its concurrency,
+// and at least 64, or — for large prompts, which take long to build and send — at least as many
+// as 2 M prompt tokens make (20 of aa-100k).
+func DefaultRequests(t Target) int {
+	return max(4*t.Concurrency, min(64, promptBudget/max(t.InputTokens, 1)))
+}
+
+// promptBudget bounds the prompt tokens a TTFT point sends when its concurrency does not ask
+// for more.
+const promptBudget = 2_000_000
+
 // Options say where the simulator listens and how much to measure.
 type Options struct {
 	BaseURL  string // the zero-delay simulator, e.g. http://127.0.0.1:41234
 	Model    string // the model it serves
 	Salt     string // makes this calibration's prompts its own (e.g. the campaign directory name)
-	Requests int    // TTFT requests per concurrency; 0: max(64, 4 × concurrency)
+	Requests int    // TTFT requests per concurrency; 0: DefaultRequests
 	// IngestTokens is about how many tokens each ingest point streams (0: 256 Ki).
 	IngestTokens int
 	// Truth returns the simulator's record of every request it served so far.
@@ -121,7 +132,7 @@ func Run(ctx context.Context, targets []Target, o Options) ([]schema.Calibration
 	for i, t := range targets {
 		n := o.Requests
 		if n <= 0 {
-			n = max(64, 4*t.Concurrency)
+			n = DefaultRequests(t)
 		}
 		w := schema.Workload{Shape: workload.ShapeCustom, InputTokens: t.InputTokens, OutputTokens: ttftOutputTokens}
 		o.say("c%d: TTFT, %d requests of %d prompt tokens", t.Concurrency, n, t.InputTokens)

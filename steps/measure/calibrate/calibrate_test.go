@@ -38,6 +38,17 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+func TestDefaultRequests(t *testing.T) {
+	for _, tc := range []struct{ c, input, want int }{
+		{1, 1000, 64}, {16, 1000, 64}, {32, 1000, 128}, {256, 1000, 1024},
+		{1, 10000, 64}, {1, 100000, 20}, {8, 100000, 32}, {1, 2_000_000, 4},
+	} {
+		if got := DefaultRequests(Target{Concurrency: tc.c, InputTokens: tc.input}); got != tc.want {
+			t.Errorf("c%d with %d-token prompts: %d requests, want %d", tc.c, tc.input, got, tc.want)
+		}
+	}
+}
+
 // TestTTFTPairsByPromptDigest: errors are computed per pair with exact arithmetic; a record
 // without a pair, a failed record, and two requests sharing one prompt count as failed.
 func TestTTFTPairsByPromptDigest(t *testing.T) {
