@@ -29,11 +29,13 @@ func (a *app) calibrateCmd() *cobra.Command {
 		Use:   "calibrate FILE [--dir DIR]",
 		Short: "Measure this machine's own client overhead and record it in the campaign directory",
 		Long: `Calibrate measures what this machine's client adds to the numbers it measures, at each
-distinct concurrency of the campaign's cells: the TTFT error (client TTFT − the server's own
-TTFT, p50 and p99) and the ingest ceiling (tokens per second the client takes from zero-delay
-streams of one-token chunks). It runs perfdag's real client path over loopback HTTP against
-the built-in simulator with zero delay, started as a child process so the simulator's work
-never runs on the client's Go runtime. Concurrencies above ` + strconv.Itoa(calibrate.MaxConcurrency) + ` are represented by
+distinct concurrency of the campaign's measured cells (imported cells are another tool's
+client): the TTFT error, p50 and p99 — the client's send (start stamp → request written) plus
+its receive lag (server wrote the first token → client stamped it), leaving out the server's
+own time — and the ingest ceiling (tokens per second the client takes from zero-delay streams
+of one-token chunks). It runs perfdag's real client path over loopback HTTP against the
+built-in simulator with zero delay, started as a child process so the simulator's work never
+runs on the client's Go runtime. Concurrencies above ` + strconv.Itoa(calibrate.MaxConcurrency) + ` are represented by
 ` + strconv.Itoa(calibrate.MaxConcurrency) + ` (a note says so). Each point takes a second or a few.
 
 The result goes to DIR/calibration.json (calibration_v1). The report's cover then shows the
