@@ -56,6 +56,7 @@ func verdict(v *view) (string, bool) {
 func headlinePart(d *doc, v *view) {
 	var rows [][]tcell
 	var peaks []float64
+	var used [][]int // per row: the calibrated concurrency its ± came from
 	for _, x := range v.variants {
 		var mbts []int
 		for i := range v.rows {
@@ -69,8 +70,8 @@ func headlinePart(d *doc, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			row, peak := headlineRow(v, x.key, mbt, label)
-			rows, peaks = append(rows, row), append(peaks, peak)
+			row, peak, cal := headlineRow(v, x.key, mbt, label)
+			rows, peaks, used = append(rows, row), append(peaks, peak), append(used, cal)
 		}
 	}
 	if len(rows) == 0 {
@@ -79,18 +80,35 @@ func headlinePart(d *doc, v *view) {
 	shown := topHeadline(peaks, maxHeadlineRows)
 	d.heading("Headline numbers")
 	kept := make([][]tcell, 0, len(shown))
+	var cals []int
 	for _, i := range shown {
 		kept = append(kept, rows[i])
+		for _, c := range used[i] {
+			if !slices.Contains(cals, c) {
+				cals = append(cals, c)
+			}
+		}
 	}
+	slices.Sort(cals)
 	peakHead := "Peak output tok/s/GPU"
 	if len(searches(v.in)) > 0 {
 		peakHead = "Output tok/s/GPU: peak, or at the SLO knee"
 	}
-	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev(peakHead), w: 9, align: align.Right},
-		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
+	d.table([]tcol{{head: "Cell", w: 15}, {head: v.dev(peakHead), w: 9, align: align.Right},
+		{head: "TTFT p50 (ms), lowest C", w: 10, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
+	}
+	note, warn := calibrationNote(v.in, cals)
+	if note != "" {
+		d.para(note, 7.5, fontstyle.Italic, nil)
+	}
+	if warn != "" {
+		d.para(warn, 7.5, fontstyle.Italic, &colorWarn)
+	}
+	if e := v.in.CalibrationErr; e != "" {
+		d.para("Client calibration not used: "+e, 7.5, fontstyle.Italic, &colorWarn)
 	}
 	d.space(2)
 }
@@ -126,8 +144,10 @@ func topHeadline(peaks []float64, n int) []int {
 }
 
 // headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
-// The second result is the peak (NaN when no row has one), which ranks the row on the cover.
-func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64) {
+// The second result is the peak (NaN when no row has one), which ranks the row on the cover;
+// the third the calibrated concurrency whose client error bar its TTFT carries (none for a TTFT
+// another tool measured: the calibration is perfdag's client).
+func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, []int) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
@@ -155,10 +175,16 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
 		best = *peak.OutputTokPerSPerGPU
 	}
+	var cal []int
 	if low != nil {
-		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
+		ttft := fnum(*low.TTFTP50Ms)
+		if p := clientError(v.in.Calibration, low.Concurrency); p != nil && !schema.IsImportedBasis(low.TokenBasis) {
+			ttft += " " + errorBar(p)
+			cal = append(cal, p.Concurrency)
+		}
+		row[2] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
 	}
-	return row, best
+	return row, best, cal
 }
 
 // requestErrors totals requests and failed requests over the serving rows.

@@ -29,6 +29,10 @@ type Input struct {
 	Run      *campaigndir.Info        // the run's record: perfdag version, host, endpoints, servers
 	Gates    []schema.GateVerdict     // the quality-gate verdicts of the campaign's nodes
 	Sweeps   []schema.SweepResult     // cells' run-time sweeps: SLO searches and stopped lists
+	// Calibration is the client machine's overhead (calibration.json from perfdag calibrate):
+	// the cover's TTFT error bar. CalibrationErr says why a calibration.json present was not used.
+	Calibration    *schema.Calibration
+	CalibrationErr string
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").
