@@ -64,6 +64,15 @@ func QuantileBatches(n int, q float64) int {
 	return k
 }
 
+// LongEnough reports whether batches of n requests (Batches) each hold at least inflight
+// requests, the mean number in flight at once (Little's law: Σ latency / window): requests
+// that overlap share the server's state, so a batch shorter than one turn of the in-flight
+// slots is correlated with its neighbours and the interval would be too narrow.
+func LongEnough(n int, inflight float64) bool {
+	k := Batches(n)
+	return k > 0 && float64(n)/float64(k) >= inflight
+}
+
 // bounds returns the [lo, hi) index range of batch j of k over n values, sizes differing by
 // at most one.
 func bounds(n, k, j int) (int, int) { return j * n / k, (j + 1) * n / k }
