@@ -22,7 +22,9 @@ func TestSnapshotIntervals(t *testing.T) {
 	f := finished(t, dir)
 	rows, err := atlas.ReadAll(context.Background(), f.Files, f.Evidence.Atlas)
 	must(t, err)
-	iv := func(lo, hi float64) schema.Interval { return schema.Interval{Lo: lo, Hi: hi, Method: "batch-means", N: 10} }
+	iv := func(lo, hi float64) schema.Interval {
+		return schema.Interval{Lo: lo, Hi: hi, Method: "batch-means", N: 10}
+	}
 	rows[1].Intervals = schema.Intervals{ // concurrency 16
 		"output_tok_s": iv(90, 110), "tok_s_per_user": iv(120, 130), "ttft_p50_ms": iv(38, 42),
 		"ttft_p95_ms": iv(55, 65), "itl_p50_ms": iv(7, 9), "request_latency_p50_ms": iv(7900, 8100),
