@@ -86,10 +86,20 @@ func pointIntervals(valid []schema.RequestRecord, counts []tokenCount, winEnd in
 			}
 		}
 	}
-	for _, m := range quantileKeys {
-		if xs := series[m.series]; interval.LongEnough(len(xs), inflight) {
-			if iv, ok := interval.Quantile(xs, m.q); ok {
-				out[m.key] = iv
+	for sr, xs := range series {
+		if !interval.LongEnough(len(xs), inflight) {
+			continue
+		}
+		var keys []string
+		var qs []float64
+		for _, m := range quantileKeys {
+			if m.series == sr {
+				keys, qs = append(keys, m.key), append(qs, m.q)
+			}
+		}
+		for i, iv := range interval.Quantiles(xs, qs...) {
+			if iv.N > 0 {
+				out[keys[i]] = iv
 			}
 		}
 	}
