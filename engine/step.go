@@ -52,6 +52,10 @@ type Kind struct {
 	// crash or an edit starts right after it again, never in the wake of other work.
 	Precedes bool
 	Doc      string // one line for `perfdag kinds` and the docs
+	// Fanout makes the kind's nodes expand at run time into point groups of their cell (see
+	// Fanout); only cells the registry's Expands selects get such a node, the others skip it.
+	// Nil for every ordinary kind.
+	Fanout *FanoutSpec
 
 	// Params returns a pointer to a fresh parameter struct that `with:` decodes into strictly
 	// (unknown keys are errors). Nil means the kind takes no parameters.
@@ -158,6 +162,14 @@ type Registry struct {
 	// domain reads (an endpoint's tokenizer file, ...), relative paths resolving in baseDir; a
 	// FieldError places its problem at the key that names the file.
 	Files func(c *schema.Campaign, baseDir string) []error
+	// Expands selects the cells whose points a Fanout kind decides at run time: their
+	// point-scope steps compile to no static nodes. Nil means none.
+	Expands func(cell *schema.Cell) bool
+}
+
+// ExpandsCell reports whether the cell's points are decided at run time.
+func (r *Registry) ExpandsCell(cell *schema.Cell) bool {
+	return r != nil && r.Expands != nil && cell != nil && r.Expands(cell)
 }
 
 // NewRegistry builds a registry; duplicate or malformed kinds are programming errors.

@@ -105,12 +105,14 @@ type Cell struct {
 	ID               string   `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
 	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
 	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
-	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points"`
+	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points (optional with search:)"`
 	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, or \"Nx\" for N times the concurrency (default 3x, at least 10); at most 100000 however written, Nx up to 1000x"`
 	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`
 	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`
 	Import           *CellImport    `yaml:"import,omitempty" json:"import,omitempty" doc:"the cell's points come from existing benchmark outputs (the import kind) instead of being measured"`
+	Search           *Search        `yaml:"search,omitempty" json:"search,omitempty" doc:"find the highest concurrency meeting an SLO by bisection (the sweep kind) instead of measuring a fixed list"`
+	StopWhen         string         `yaml:"stop_when,omitempty" json:"stop_when,omitempty" doc:"expr rule over the last point (its fields, gain_pct, prev_gain_pct, points): when true the rest of the concurrency list is skipped"`
 }
 
 // CellImport names the files an imported cell's points are read from; the cell's identity

@@ -24,10 +24,12 @@ func DefaultPipeline(c *schema.Campaign) []schema.PipelineStep {
 		add(schema.PipelineStep{ID: "settle", Kind: "settle", Needs: last})
 		last = []string{"settle"}
 	}
-	imported, measured := false, false
-	for _, cell := range c.Cells {
+	imported, measured, swept := false, false, false
+	for i := range c.Cells {
+		cell := &c.Cells[i]
 		imported = imported || cell.Import != nil
 		measured = measured || cell.Import == nil
+		swept = swept || cell.Expands()
 	}
 	onlyMeasured := ""
 	if imported {
@@ -48,12 +50,20 @@ func DefaultPipeline(c *schema.Campaign) []schema.PipelineStep {
 		add(schema.PipelineStep{ID: "run-shape", Kind: "run-shape", Needs: last, When: onlyMeasured})
 		analysed = append(analysed, "run-shape")
 	}
+	if swept { // searched and stop_when cells: their points are made at run time
+		add(schema.PipelineStep{ID: "sweep", Kind: "sweep", Needs: last})
+		analysed = append(analysed, "sweep")
+	}
 	if imported {
 		add(schema.PipelineStep{ID: "import", Kind: "import", When: "imported"})
 		analysed = append(analysed, "import")
 	}
 	if dcgm {
-		add(schema.PipelineStep{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: []string{"run-shape"}, When: onlyMeasured})
+		needs := []string{"run-shape"}
+		if swept {
+			needs = append(needs, "sweep")
+		}
+		add(schema.PipelineStep{ID: "dcgm-correlate", Kind: "dcgm-correlate", Needs: needs, When: onlyMeasured})
 		analysed = append(analysed, "dcgm-correlate")
 	}
 	if metrics {

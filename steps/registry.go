@@ -28,6 +28,7 @@ import (
 	"github.com/perfdag/perfdag/steps/settle"
 	"github.com/perfdag/perfdag/steps/sim"
 	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
+	"github.com/perfdag/perfdag/steps/sweep"
 )
 
 // Kinds lists every step kind perfdag ships.
@@ -46,6 +47,7 @@ func Kinds() []engine.Kind {
 		championselect.Kind,
 		dcgmcorrelate.Kind,
 		strictpublish.Kind,
+		sweep.Kind,
 	}
 }
 
@@ -60,6 +62,7 @@ func Registry(extra ...engine.Kind) (*engine.Registry, error) {
 	r.Setup = setup
 	r.RuleContext = RuleContext
 	r.Files = files
+	r.Expands = (*schema.Cell).Expands
 	return r, nil
 }
 

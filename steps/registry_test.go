@@ -74,8 +74,8 @@ func TestKindsComeFromTheRegistry(t *testing.T) {
 			t.Errorf("kind %s has no folder steps/%s", name, name)
 		}
 	}
-	if len(r.Names()) != 13 {
-		t.Errorf("%d kinds: the eleven mission kinds, import and exec are %d", len(r.Names()), 13)
+	if len(r.Names()) != 14 {
+		t.Errorf("%d kinds: the eleven mission kinds, import, exec and sweep are %d", len(r.Names()), 14)
 	}
 }
 

@@ -68,6 +68,10 @@ func (p *progress) observe(e events.Event) {
 	defer p.mu.Unlock()
 	p.eta.Observe(e)
 	switch e.Type {
+	case events.RunStart:
+		p.total = max(p.total, e.Total) // replayed fan-out groups count too
+	case events.Expand:
+		p.total += e.Total
 	case events.NodeStart:
 		p.running[e.Node] = ""
 		if !p.tty {

@@ -60,7 +60,7 @@ no longer match its campaign file is refused: finish it with 'perfdag resume DIR
 				return err
 			}
 			for _, p := range report.Contents(in) {
-				if !p.HasData {
+				if !p.HasData && p.Listed() {
 					fmt.Fprintf(a.stderr, "page %q: %s\n", p.Title, p.Missing)
 				}
 			}

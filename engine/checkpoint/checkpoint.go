@@ -55,6 +55,9 @@ type Record struct {
 	EndedAt     time.Time         `json:"ended_at,omitzero"`
 	Attempt     int               `json:"attempt"`
 	RunID       string            `json:"run_id"`
+	// Fanout lists, in order, the concurrencies a fan-out node expanded into: a resume and a
+	// dry run replay its point groups from it.
+	Fanout []int `json:"fanout,omitempty"`
 }
 
 // FingerprintDoc decodes what the fingerprint hashed, to explain why a node re-runs.

@@ -26,6 +26,9 @@ const (
 	NodeSkipped = "node_skipped"
 	Gate        = "gate"
 	Progress    = "progress"
+	// Expand says a fan-out node added nodes at run time (Total: how many), so a progress
+	// line's total grows with a search.
+	Expand = "expand"
 )
 
 // Event is one line of events.jsonl.

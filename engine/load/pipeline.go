@@ -69,6 +69,30 @@ func (v *validator) pipeline() {
 			step.Cond = prog
 		}
 	}
+	v.fanouts()
+}
+
+// fanouts refuses a cell whose points are decided at run time when no step of the pipeline
+// can decide them: it would measure nothing.
+func (v *validator) fanouts() {
+	kind := ""
+	for _, step := range v.c.Steps {
+		if step.Kind.Fanout != nil {
+			return
+		}
+	}
+	for _, name := range v.reg.Names() {
+		if k, _ := v.reg.Lookup(name); k.Fanout != nil {
+			kind = name
+		}
+	}
+	for i := range v.c.Spec.Cells {
+		cell := &v.c.Spec.Cells[i]
+		if v.reg.ExpandsCell(cell) {
+			v.at(fmt.Sprintf("cells[%d]", i), false, fmt.Sprintf("add a step of kind %s to the pipeline (needs: what run-shape needs), and list it in the needs of aggregate", kind),
+				"cell %s decides its points at run time (search or stop_when), but the pipeline has no step that does", cell.ID)
+		}
+	}
 }
 
 func kindHint(kind string, names []string) string {

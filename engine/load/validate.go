@@ -165,7 +165,7 @@ func (v *validator) cells() {
 		}
 		seen[cell.ID] = i
 		v.cellEndpoint(cell, p)
-		if len(cell.Concurrencies) == 0 && v.missing(p, "concurrencies") {
+		if len(cell.Concurrencies) == 0 && cell.Search == nil && v.missing(p, "concurrencies") {
 			v.at(p, false, "concurrencies: [1, 8, 32]", "cell %s has no concurrencies", cell.ID)
 		}
 		dupc := map[int]bool{}

@@ -29,6 +29,7 @@ type NodeJSON struct {
 	Endpoint    string    `json:"endpoint,omitempty"`
 	Deps        []DepJSON `json:"deps"`
 	Skip        string    `json:"skip,omitempty"`
+	Bound       int       `json:"bound,omitempty"` // a fan-out node's most probes
 	Action      string    `json:"action,omitempty"`
 	Reasons     []string  `json:"reasons,omitempty"`
 }
@@ -85,6 +86,8 @@ func (p *Plan) text(w io.Writer, note Annotation) error {
 			line += "\t" + act + "\t" + strings.Join(why, "; ")
 		} else if n.Skip != "" {
 			line += "\t(skipped: " + n.Skip + ")"
+		} else if b := n.Bound(); b > 0 {
+			line += fmt.Sprintf("\t(expands at run time: ≤ %d probes)", b)
 		}
 		fmt.Fprintln(tw, line)
 	}
@@ -141,7 +144,7 @@ func (p *Plan) json(w io.Writer, note Annotation) error {
 	}{Campaign: p.Campaign.Spec.Campaign, Default: p.Campaign.Default}
 	for _, n := range p.Nodes {
 		j := NodeJSON{ID: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Scope: string(n.Step.Scope),
-			Concurrency: n.Conc, Phase: n.Phase, Endpoint: n.Endpoint, Skip: n.Skip, Deps: []DepJSON{}}
+			Concurrency: n.Conc, Phase: n.Phase, Endpoint: n.Endpoint, Skip: n.Skip, Bound: n.Bound(), Deps: []DepJSON{}}
 		if n.Cell != nil {
 			j.Cell = n.Cell.ID
 		}

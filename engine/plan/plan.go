@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/dominikbraun/graph"
 
@@ -31,6 +32,9 @@ type Node struct {
 	Order    int          // position in the topological order
 	Skip     string       // non-empty: `when:` is false, with the reason
 	CondErr  string       // non-empty: `when:` could not be evaluated; the node fails with this
+	// Parent is the fan-out node that made this point node at run time (or replays it from
+	// its checkpoint); the walk runs such nodes only when their parent asks for them.
+	Parent *Node
 }
 
 // Dep is an edge into a node: data edges feed results and fingerprints; order edges only
@@ -45,10 +49,14 @@ type Plan struct {
 	Campaign *load.Campaign
 	Nodes    []*Node
 	byID     map[string]*Node
+	byStep   index
+	mu       sync.RWMutex // AddPoint changes Nodes and byID while a walk reads them
 }
 
 // Node finds a node by id.
 func (p *Plan) Node(id string) (*Node, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	n, ok := p.byID[id]
 	return n, ok
 }
@@ -71,8 +79,8 @@ func Name(step, phase, cell string, conc int) string {
 
 // Compile expands the campaign into its DAG.
 func Compile(c *load.Campaign) (*Plan, error) {
-	p := &Plan{Campaign: c, byID: map[string]*Node{}}
-	byStep := index{}
+	p := &Plan{Campaign: c, byID: map[string]*Node{}, byStep: index{}}
+	byStep := p.byStep
 	for _, st := range c.Steps {
 		for _, n := range p.expand(st) {
 			if _, dup := p.byID[n.ID]; dup {
@@ -130,6 +138,9 @@ func (p *Plan) expand(st *load.Step) []*Node {
 	case engine.ScopePoint:
 		for i := range c.Cells {
 			cell := &c.Cells[i]
+			if p.expands(cell) {
+				continue // its points are made at run time by its fan-out node
+			}
 			for j, conc := range cell.Concurrencies {
 				if st.Brackets != "" {
 					out = append(out, &Node{ID: Name(st.ID, "before", cell.ID, conc), Step: st, Cell: cell, CellIdx: i, Conc: conc, PointIdx: j, Phase: "before", Endpoint: endpoint(cell)})
@@ -372,17 +383,27 @@ func edgeStyle(data bool) func(*graph.EdgeProperties) {
 // conditions evaluates `when:` for every node of a conditional step. A rule that errors
 // (a budget stop, a failed conversion) is not a false one: the node must fail, not be skipped.
 func (p *Plan) conditions() {
-	c := p.Campaign.Spec
 	for _, n := range p.Nodes {
-		if n.Step.Cond == nil {
-			continue
-		}
-		ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Conc, n.Step.ID))
-		switch {
-		case err != nil:
-			n.CondErr = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)
-		case !ok:
-			n.Skip = fmt.Sprintf("when %q is false", n.Step.PipelineStep.When)
-		}
+		p.condition(n)
+	}
+}
+
+// condition evaluates one node's `when:`; a fan-out node of a cell that measures its
+// concurrency list is skipped.
+func (p *Plan) condition(n *Node) {
+	c := p.Campaign.Spec
+	if n.Step.Kind.Fanout != nil && n.Cell != nil && !p.expands(n.Cell) {
+		n.Skip = "cell " + n.Cell.ID + " measures its concurrency list"
+		return
+	}
+	if n.Step.Cond == nil {
+		return
+	}
+	ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Conc, n.Step.ID))
+	switch {
+	case err != nil:
+		n.CondErr = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)
+	case !ok:
+		n.Skip = fmt.Sprintf("when %q is false", n.Step.PipelineStep.When)
 	}
 }

@@ -46,26 +46,42 @@ type decision struct {
 // unchanged and none of those dependencies re-runs. The walk follows these decisions exactly,
 // so a dry run shows what a real run will do.
 func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*decision, error) {
+	if err := r.replayFanouts(records); err != nil {
+		return nil, err
+	}
+	return r.decideNodes(r.plan.Nodes, records, nil)
+}
+
+// decideNodes decides nodes (all of the plan, or one point group a fan-out node adds at run
+// time on top of the decisions in base).
+func (r *Runner) decideNodes(nodes []*plan.Node, records map[string]*checkpoint.Record, base map[string]*decision) (map[string]*decision, error) {
 	extra := map[string]string{} // nodes that must run for a bracket's sake, and why
 	for range 3 {
-		out, err := r.decidePass(records, extra)
+		out, err := r.decidePass(nodes, records, extra, base)
 		if err != nil {
 			return nil, err
 		}
-		if !r.bracketsNeedRuns(out, extra) {
+		if !r.bracketsNeedRuns(nodes, out, extra) {
 			return out, nil
 		}
 	}
-	return r.decidePass(records, extra)
+	return r.decidePass(nodes, records, extra, base)
 }
 
-func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[string]string) (map[string]*decision, error) {
-	out := make(map[string]*decision, len(r.plan.Nodes))
+func (r *Runner) decidePass(nodes []*plan.Node, records map[string]*checkpoint.Record, extra map[string]string, base map[string]*decision) (map[string]*decision, error) {
+	out := make(map[string]*decision, len(nodes)+len(base))
+	for id, d := range base {
+		out[id] = d
+	}
 	selected := r.selected()
-	for _, n := range r.plan.Nodes {
+	for _, n := range nodes {
 		d := &decision{Decision: Decision{Node: n.ID, Kind: n.Step.Kind.Name}}
 		out[n.ID] = d
 		rec := records[n.ID]
+		sel := n
+		if n.Parent != nil {
+			sel = n.Parent // a point group goes with its fan-out node
+		}
 		switch {
 		case n.Skip != "":
 			d.Action, d.Reasons = ActSkip, []string{n.Skip}
@@ -73,7 +89,7 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 		case n.CondErr != "":
 			d.Action, d.Reasons = ActFail, []string{n.CondErr}
 			continue
-		case selected != nil && !selected[n.ID]:
+		case selected != nil && !selected[sel.ID]:
 			d.Action, d.Reasons = ActIgnore, []string{"not selected by --only"}
 			continue
 		}
@@ -128,6 +144,10 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 			d.Action, d.Reasons = ActRun, fingerprint.Explain(rec.FingerprintDoc(), doc, 3)
 			continue
 		}
+		if why := r.childRuns(n, out); why != "" {
+			d.Action, d.Reasons = ActRun, []string{why}
+			continue
+		}
 		d.Action, d.Reasons = ActReuse, []string{"unchanged since " + rec.EndedAt.UTC().Format("2006-01-02 15:04:05Z")}
 		if r.hasGates(n) {
 			val, err := decodeResult(n.Step.Kind, rec.Result)
@@ -140,7 +160,7 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 	}
 	// The first half of a bracket (a before-scrape) belongs to the window of the node it
 	// brackets: when that node re-runs, the window must be measured afresh.
-	for _, n := range r.plan.Nodes {
+	for _, n := range nodes {
 		if n.Phase != "before" || out[n.ID].Action != ActReuse {
 			continue
 		}
@@ -149,16 +169,17 @@ func (r *Runner) decidePass(records map[string]*checkpoint.Record, extra map[str
 			out[n.ID].Reasons = []string{"bracketed " + b.ID + " re-runs: its window needs a fresh before-measurement"}
 		}
 	}
-	r.precedeReruns(out)
+	r.precedeReruns(nodes, out)
+	r.describeFanouts(nodes, out)
 	return out, nil
 }
 
 // precedeReruns re-runs every reused node of a Precedes kind (settle) that a re-running node
 // needs: its effect is the moment it ran, which the re-run would otherwise not follow. Nodes
 // are visited in reverse topological order, so a chain of such nodes re-runs whole.
-func (r *Runner) precedeReruns(out map[string]*decision) {
-	for i := len(r.plan.Nodes) - 1; i >= 0; i-- {
-		m := r.plan.Nodes[i]
+func (r *Runner) precedeReruns(nodes []*plan.Node, out map[string]*decision) {
+	for i := len(nodes) - 1; i >= 0; i-- {
+		m := nodes[i]
 		if out[m.ID].Action != ActRun {
 			continue
 		}
@@ -177,9 +198,9 @@ func (r *Runner) precedeReruns(out map[string]*decision) {
 // while its point would be reused: an after-window taken minutes later would bracket
 // nothing, so the point is measured again with both halves around it. It reports whether it
 // marked anything new.
-func (r *Runner) bracketsNeedRuns(out map[string]*decision, extra map[string]string) bool {
+func (r *Runner) bracketsNeedRuns(nodes []*plan.Node, out map[string]*decision, extra map[string]string) bool {
 	changed := false
-	for _, n := range r.plan.Nodes {
+	for _, n := range nodes {
 		if n.Step.Brackets == "" || n.Phase != "" || n.Cell == nil || out[n.ID].Action != ActRun {
 			continue
 		}

@@ -71,23 +71,35 @@ func (r *Runner) ancestors(n *plan.Node) []*plan.Node {
 		return a
 	}
 	seen := map[*plan.Node]bool{}
+	fanned := false
 	var visit func(m *plan.Node)
 	visit = func(m *plan.Node) {
 		for _, d := range m.Deps {
 			if d.Data && !seen[d.Node] {
 				seen[d.Node] = true
 				visit(d.Node)
+				if d.Node.Fanout() {
+					fanned = true // its children grow during the walk: never cache
+					for _, c := range r.plan.Children(d.Node) {
+						if !seen[c] {
+							seen[c] = true
+							visit(c)
+						}
+					}
+				}
 			}
 		}
 	}
 	visit(n)
 	out := make([]*plan.Node, 0, len(seen))
-	for _, m := range r.plan.Nodes {
+	for _, m := range r.plan.Snapshot() {
 		if seen[m] {
 			out = append(out, m)
 		}
 	}
-	r.anc[n] = out
+	if !fanned {
+		r.anc[n] = out
+	}
 	return out
 }
 

@@ -52,6 +52,9 @@ func (r *Runner) Inspect() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.replayFanouts(records); err != nil {
+		return nil, err
+	}
 	st := &State{Dir: r.dir, index: map[string]int{}, r: r}
 	outputs := map[string]string{}
 	recorded := func(id string) []gate.Verdict {

@@ -44,7 +44,7 @@ func (w *walk) teardown() {
 
 // dispatch settles a ready node: skipped, blocked, reused, or started on a worker.
 func (w *walk) dispatch(n *plan.Node) {
-	d := w.dec[n.ID]
+	d := w.decisionOf(n.ID)
 	res := &NodeResult{Node: n.ID, Kind: n.Step.Kind.Name}
 	switch d.Action {
 	case ActSkip, ActIgnore:
@@ -79,8 +79,16 @@ func (w *walk) dispatch(n *plan.Node) {
 		w.block(n, res, strings.Join(d.Reasons, "; "))
 		return
 	}
+	if n.Fanout() {
+		go w.expand(n, res, strings.Join(d.Reasons, "; "))
+		return
+	}
 	if d.Action == ActReuse {
 		w.reuse(n, res, strings.Join(d.Reasons, "; "))
+		return
+	}
+	if n.Parent != nil {
+		w.execute(n, res, strings.Join(d.Reasons, "; ")) // its fan-out node waits for it
 		return
 	}
 	go w.execute(n, res, strings.Join(d.Reasons, "; "))
@@ -124,10 +132,10 @@ func (w *walk) unbracketed(n *plan.Node) string {
 	if b == nil {
 		return ""
 	}
-	if up := w.result(b.ID); up != nil && (up.Outcome == OutRan || up.Outcome == OutGateFailed && w.dec[b.ID].Action == ActRun) {
+	if up := w.result(b.ID); up != nil && (up.Outcome == OutRan || up.Outcome == OutGateFailed && w.decisionOf(b.ID).Action == ActRun) {
 		return ""
 	}
-	if w.dec[n.ID].Action == ActReuse {
+	if w.decisionOf(n.ID).Action == ActReuse {
 		return "" // both halves and the point are reused together
 	}
 	return fmt.Sprintf("%s was not measured in this run: an after-window taken now would bracket nothing", b.ID)
@@ -166,7 +174,7 @@ func (w *walk) saveOutcome(n *plan.Node, status, why string) {
 // give it: rules may have been edited, results have not, and a verdict is evidence of this run.
 func (w *walk) reuse(n *plan.Node, res *NodeResult, reason string) {
 	rec := w.records[n.ID]
-	d := w.dec[n.ID]
+	d := w.decisionOf(n.ID)
 	val := d.value
 	if val == nil {
 		var err error
@@ -233,7 +241,7 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 	k := n.Step.Kind
 	prev := w.records[n.ID]
 	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: k.Name, Status: checkpoint.Running,
-		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID}
+		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID, Fanout: w.fanConcsOf(n.ID)}
 	if prev != nil {
 		rec.Attempt = prev.Attempt + 1
 		w.mu.Lock()
@@ -387,6 +395,12 @@ func (w *walk) buildTask(n *plan.Node) (*engine.Task, map[string]string, error) 
 		ups[d.Node.ID] = rec.Digest
 		t.Upstream = append(t.Upstream, engine.Upstream{Node: d.Node.ID, Step: d.Node.Step.ID,
 			Kind: d.Node.Step.Kind.Name, Cell: cellID(d.Node), Conc: d.Node.Conc, Result: val, Outputs: rec.Outputs, Failed: failed})
+		if d.Node.Fanout() {
+			t.Upstream = append(t.Upstream, w.groupsFor(n, d.Node)...)
+		}
+	}
+	if n.Fanout() {
+		t.Upstream = append(t.Upstream, w.groupsFor(n, n)...)
 	}
 	return t, ups, nil
 }

@@ -142,8 +142,11 @@ type walk struct {
 	locks    map[string]*sync.Mutex
 	done     chan *plan.Node
 	children map[string][]*plan.Node
-	env      any    // the registry's run-wide resources (started simulators)
-	cleanup  func() // releases them when the walk ends
+	dyn      map[string]*decision         // decisions of point groups fan-out nodes added in this walk
+	fanUps   map[string][]engine.Upstream // a fan-out node's groups' results, for it and its readers
+	fanConcs map[string][]int             // the concurrencies a fan-out node expanded into, in order
+	env      any                          // the registry's run-wide resources (started simulators)
+	cleanup  func()                       // releases them when the walk ends
 }
 
 // Run walks the plan. It returns a summary even when steps fail; the error is for the run
@@ -181,7 +184,8 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 		outcome: map[string]*NodeResult{}, values: map[string]any{}, verdicts: map[string][]gate.Verdict{},
 		outputs: map[string]string{},
 		slots:   make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
-		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{}}
+		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{},
+		dyn: map[string]*decision{}, fanUps: map[string][]engine.Upstream{}, fanConcs: map[string][]int{}}
 	for id, d := range dec {
 		if d.Action == ActReuse {
 			for rel, sum := range records[id].Outputs {
@@ -216,6 +220,9 @@ func (w *walk) emit(e events.Event) {
 func (w *walk) loop() {
 	remaining := map[string]int{}
 	for _, n := range w.r.plan.Nodes {
+		if n.Parent != nil {
+			continue // a point group runs when its fan-out node asks for it
+		}
 		remaining[n.ID] = len(n.Deps)
 		for _, d := range n.Deps {
 			w.children[d.Node.ID] = append(w.children[d.Node.ID], n)
@@ -223,7 +230,7 @@ func (w *walk) loop() {
 	}
 	inflight := 0
 	for _, n := range w.r.plan.Nodes {
-		if remaining[n.ID] == 0 {
+		if n.Parent == nil && remaining[n.ID] == 0 {
 			inflight++
 			w.dispatch(n)
 		}
@@ -244,7 +251,9 @@ func (w *walk) finish(n *plan.Node, res *NodeResult) {
 	w.mu.Lock()
 	w.outcome[n.ID] = res
 	w.mu.Unlock()
-	w.done <- n
+	if n.Parent == nil {
+		w.done <- n // a group's node reports to its fan-out node, not the loop
+	}
 }
 
 func (w *walk) result(id string) *NodeResult {
@@ -269,8 +278,11 @@ func (w *walk) digest(rel string) (string, bool) {
 
 func (w *walk) summary(d time.Duration) *Summary {
 	s := &Summary{Run: w.r.opts.RunID, Dir: w.r.dir, Counts: map[string]int{}, Seconds: d.Seconds()}
-	for _, n := range w.r.plan.Nodes {
+	for _, n := range w.r.plan.Snapshot() {
 		res := w.outcome[n.ID]
+		if res == nil && n.Parent != nil {
+			res = w.unprobed(n)
+		}
 		if res == nil {
 			res = &NodeResult{Node: n.ID, Kind: n.Step.Kind.Name, Outcome: OutPending}
 		}

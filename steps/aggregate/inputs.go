@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/perfdag/perfdag/engine"
@@ -21,6 +22,7 @@ type upstream struct {
 	dcgm     []campaigndir.DCGMFiles
 	imported []campaigndir.CellFiles
 	from     map[string]string // imported cell → the step that wrote it
+	sweeps   []string          // cells' sweep_probes.json
 }
 
 func gather(t *engine.Task) (*upstream, error) {
@@ -48,6 +50,9 @@ func gather(t *engine.Task) (*upstream, error) {
 				in.corr[f.Cell] = f.Correlation
 				in.dcgm = append(in.dcgm, f)
 			}
+		}
+		if so, ok := u.Result.(campaigndir.SweepOutput); ok && so.SweepFile() != "" {
+			in.sweeps = append(in.sweeps, so.SweepFile())
 		}
 		if co, ok := u.Result.(campaigndir.CellsOutput); ok {
 			for _, f := range co.WrittenCells() {
@@ -79,6 +84,9 @@ func checkImports(imported []campaigndir.CellFiles, cells []schema.Cell) error {
 func normalizeCell(t *engine.Task, cell schema.Cell, in *upstream) (campaigndir.CellFiles, error) {
 	var points []schema.Point
 	spec := map[int]*schema.SpecWindow{}
+	if cell.Expands() { // its points were chosen at run time: what was measured is what exists
+		cell.Concurrencies = slices.Sorted(maps.Keys(in.points[cell.ID]))
+	}
 	for _, c := range cell.Concurrencies {
 		if rel := in.points[cell.ID][c]; rel != "" {
 			var p schema.Point

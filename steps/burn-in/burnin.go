@@ -39,12 +39,7 @@ type Result struct {
 	Errors      int `json:"errors"`
 }
 
-func first(c *schema.Cell) int {
-	if len(c.Concurrencies) == 0 {
-		return 1
-	}
-	return c.Concurrencies[0]
-}
+func first(c *schema.Cell) int { return c.FirstConcurrency() }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	c := first(t.Cell)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/report"
@@ -54,5 +55,21 @@ func TestHeadlineShowsTheInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := pdfText(t, out)
-	mustContain(t, text, "402 ± 3.25 at C=1", "1,224 at C=1", "± is the half-width of the 95 % confidence interval")
+	mustContain(t, text, "402 ± 3.25 at C=1", "1,224 at C=1", "A spaced ± (412 ± 3.2) is the half-width of the TTFT p50's 95 % confidence interval")
+}
+
+// TestHeadlineIntervalBesideClientError: a TTFT with both its confidence interval and the
+// client's calibrated error shows the interval spaced and the error named.
+func TestHeadlineIntervalBesideClientError(t *testing.T) {
+	runAt := time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)
+	in := calibrated("vm", "vm", runAt.Add(-time.Hour))
+	for i := range in.Atlas {
+		if r := &in.Atlas[i]; r.CellID == "aa-1k" && r.Concurrency == 1 {
+			r.Intervals = schema.Intervals{"ttft_p50_ms": {Lo: *r.TTFTP50Ms - 3.25, Hi: *r.TTFTP50Ms + 3.25, Method: "sectioning", N: 10}}
+		}
+	}
+	text := coverText(t, in)
+	mustContain(t, text, "412 ± 3.25 (client ±0.18) at C=1", "1,234 ±0.18 at C=1",
+		"A spaced ± (412 ± 3.2) is the half-width of the TTFT p50's 95 % confidence interval", "± is this client's own TTFT error")
+	mustContain(t, text, report.TitleCompare) // the cover still fits its page
 }

@@ -92,7 +92,7 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 		redact:  redact,
 	}
 	pages := []func(*doc, *view, *artwork){
-		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage,
+		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage,
 	}
 	contents := Contents(v.in)
 	for i, p := range pages {

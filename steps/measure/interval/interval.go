@@ -79,6 +79,17 @@ func (b Batching) Batches(n int) int {
 	return k
 }
 
+// LongEnough reports whether n requests with inflight of them in flight on average can be
+// cut into at least MinBatches batches of InflightFactor × inflight requests (For(inflight)
+// makes an interval from them; use its methods to get the same batches as a point's).
+func LongEnough(n int, inflight float64) bool { return For(inflight).Batches(n) > 0 }
+
+// Quantile is the package's Quantile on b's batches.
+func (b Batching) Quantile(xs []float64, q float64) (schema.Interval, bool) {
+	iv := b.Quantiles(xs, q)[0]
+	return iv, iv.N > 0
+}
+
 // QuantileBatches is Batches lowered so each batch holds TailPerBatch values beyond q.
 func (b Batching) QuantileBatches(n int, q float64) int {
 	k := b.Batches(n)

@@ -42,6 +42,18 @@ func TestBatchingFor(t *testing.T) {
 			t.Errorf("For(%v).Batches(%d) = %d, want %d", c.inflight, c.n, got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		n        int
+		inflight float64
+		want     bool
+	}{{99, 0.1, false}, {320, 4, true}, {319, 4, false}, {5120, 64, true}, {5119, 64, false}} {
+		if got := LongEnough(c.n, c.inflight); got != c.want {
+			t.Errorf("LongEnough(%d, %v) = %v, want %v", c.n, c.inflight, got, c.want)
+		}
+	}
+	if iv, ok := For(4).Quantile(make([]float64, 2000), 0.95); !ok || iv.N != 10 {
+		t.Errorf("For(4).Quantile of 2,000 values = %+v, %v; want 10 batches", iv, ok)
+	}
 	if got := For(4).QuantileBatches(2000, 0.95); got != 10 {
 		t.Errorf("For(4).QuantileBatches(2000, 0.95) = %d, want 10", got)
 	}

@@ -1,0 +1,33 @@
+package engine
+
+import "github.com/perfdag/perfdag/schema"
+
+// Fanout is a node that expands at run time into point groups of its cell, one round at a
+// time, chosen from the results of the groups already made (an SLO search, a sweep that stops
+// early). Each group is the pipeline's point-scope steps at one concurrency: ordinary nodes
+// with their own fingerprints and checkpoints, so a killed search resumes by reusing them and
+// an edited rule re-uses every group whose fingerprint still matches.
+type Fanout interface {
+	// Next returns the concurrencies to measure next (in order), none when the answer is
+	// known. probes are the groups made so far, in order; free lists the concurrencies whose
+	// groups an earlier run measured and a reuse would give at no cost, so a search can
+	// narrow its bracket with them first. Next must be a pure function of its arguments: a
+	// resume replays it over the reused groups and must reach the same decisions.
+	Next(probes []Probe, free []int) ([]int, error)
+}
+
+// Probe is one point group a fan-out made: its concurrency and the results of its nodes.
+type Probe struct {
+	Conc     int
+	Upstream []Upstream // the group's nodes that finished with a result, in plan order
+	Reused   bool       // every node of the group was reused
+	Failed   string     // the first failure in the group, "" when none
+}
+
+// FanoutSpec makes a kind's nodes expand at run time (Kind.Fanout).
+type FanoutSpec struct {
+	// Start returns the node's fan-out for its task (its cell, the campaign, its static upstreams).
+	Start func(t *Task) (Fanout, error)
+	// Bound is the most groups a node for the cell can make, for plan and dry runs.
+	Bound func(cell *schema.Cell) int
+}

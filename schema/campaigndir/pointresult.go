@@ -1,0 +1,45 @@
+package campaigndir
+
+// PointResult is what gates on a measured point read (run-shape's result): flat, named like
+// the atlas, so a sweep's SLO and a gate read the same names.
+type PointResult struct {
+	Cell                   string   `json:"cell"`
+	Concurrency            int      `json:"concurrency"`
+	NumPrompts             int      `json:"num_prompts"`
+	RequestCount           int      `json:"request_count"`
+	ErrorCount             int      `json:"error_count"`
+	Status                 string   `json:"status"` // ok, partial, failed
+	TTFTAvgMs              *float64 `json:"ttft_avg_ms"`
+	TTFTP50Ms              *float64 `json:"ttft_p50_ms"`
+	TTFTP99Ms              *float64 `json:"ttft_p99_ms"`
+	TTFOAvgMs              *float64 `json:"ttfo_avg_ms"`
+	TTFOCoverage           float64  `json:"ttfo_coverage"`
+	ITLAvgMs               *float64 `json:"itl_avg_ms"`
+	ITLP50Ms               *float64 `json:"itl_p50_ms"`
+	RequestLatencyP50Ms    *float64 `json:"request_latency_p50_ms"`
+	RequestThroughput      float64  `json:"request_throughput"`
+	OutputTokPerS          float64  `json:"output_tok_s"`
+	OutputTokPerSPerGPU    float64  `json:"output_tok_s_per_gpu"`
+	TokPerSPerUser         *float64 `json:"tok_s_per_user"`
+	AAOutputSpeed          float64  `json:"aa_output_speed"`
+	MeanISL                float64  `json:"mean_isl"`
+	MeanOSL                float64  `json:"mean_osl"`
+	WindowS                float64  `json:"window_s"`
+	Reasoning              bool     `json:"reasoning"`
+	ReasoningField         string   `json:"reasoning_field"`
+	ReasoningParserSuspect bool     `json:"reasoning_parser_suspect"`
+	SteadyWindowUndercount bool     `json:"steady_window_undercount"`
+	UsageMismatches        int      `json:"usage_mismatches"`
+	TokenBasis             string   `json:"token_basis"`       // server or o200k_base: what OSL, ITL and tok/s count
+	UsageDiscrepancy       bool     `json:"usage_discrepancy"` // some |usage_*_diff_pct| > 10 %
+	TruncatedPrompts       int      `json:"truncated_prompts"` // prompts the server cut
+	Violations             int      `json:"violations"`        // protocol violations, all kinds
+	Retries                int      `json:"retries"`           // requests retried after a stale idle connection
+	ErrorClasses           []string `json:"error_classes"`
+	// Files names what the point wrote, for the steps that read it (scrape-spec's second
+	// half, dcgm-correlate, aggregate).
+	Files PointFiles `json:"files"`
+}
+
+// PointFiles offers the point's files downstream.
+func (r *PointResult) PointFiles() PointFiles { return r.Files }

@@ -1,0 +1,79 @@
+package schema
+
+// SchemaSweep names cells/<id>/sweep_probes.json.
+const SchemaSweep = "sweep_v1"
+
+// Sweep modes: a cell's points are chosen at run time, by an SLO search or by walking its
+// concurrency list until stop_when holds.
+const (
+	SweepSearch = "search"
+	SweepList   = "list"
+)
+
+// Search asks for the highest concurrency of a cell that still meets an SLO, found by
+// bisection over the integers of [from, to] instead of a full sweep.
+type Search struct {
+	Over       string `yaml:"over,omitempty" json:"over,omitempty" enum:"concurrency" doc:"what is searched: concurrency (the default; rate is not searched yet)"`
+	SLO        string `yaml:"slo" json:"slo" doc:"expr rule on a point's metrics (run-shape's fields, e.g. itl_avg_ms <= 50 && error_count == 0) that a point must meet"`
+	From       int    `yaml:"from" json:"from" range:"1,100000" doc:"lowest concurrency searched"`
+	To         int    `yaml:"to" json:"to" range:"1,100000" doc:"highest concurrency searched"`
+	Resolution int    `yaml:"resolution,omitempty" json:"resolution,omitempty" range:"0,100000" doc:"stop when the knee is known to within this many (default 1: the exact knee)"`
+}
+
+// Step is the search's resolution, 1 when unset.
+func (s *Search) Step() int {
+	if s == nil || s.Resolution < 1 {
+		return 1
+	}
+	return s.Resolution
+}
+
+// Expands reports whether the cell's points are decided at run time (a search or a stop_when
+// sweep) rather than compiled from its concurrency list.
+func (c *Cell) Expands() bool {
+	return c != nil && c.Import == nil && (c.Search != nil || c.StopWhen != "")
+}
+
+// FirstConcurrency is the concurrency a cell starts at: its first listed one, else its
+// search's lower bound, else 1.
+func (c *Cell) FirstConcurrency() int {
+	switch {
+	case len(c.Concurrencies) > 0:
+		return c.Concurrencies[0]
+	case c.Search != nil && c.Search.From > 0:
+		return c.Search.From
+	}
+	return 1
+}
+
+// SweepProbe is one point a sweep measured (or reused) and what the rule said of it.
+type SweepProbe struct {
+	Concurrency int      `json:"concurrency"`
+	Met         bool     `json:"met"`              // the SLO held (search), or the point is kept (list)
+	Status      string   `json:"status"`           // the point's status: ok, partial, failed
+	Values      string   `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
+	Throughput  *float64 `json:"output_tok_s,omitempty"`
+	RequestRate *float64 `json:"request_throughput,omitempty"`
+}
+
+// SweepResult is sweep_probes.json: the probes of one cell's run-time sweep and its answer.
+type SweepResult struct {
+	Schema string       `json:"schema"` // sweep_v1
+	Cell   string       `json:"cell"`
+	Mode   string       `json:"mode"`          // search or list
+	SLO    string       `json:"slo,omitempty"` // the search's rule
+	From   int          `json:"from,omitempty"`
+	To     int          `json:"to,omitempty"`
+	Bound  int          `json:"bound"` // most probes the sweep could make
+	Probes []SweepProbe `json:"probes"`
+	// Knee is the highest concurrency that met the SLO (search), 0 when even the lowest failed.
+	Knee int `json:"knee"`
+	// KneeAtTop says the upper bound itself met the SLO: the real knee may lie beyond it.
+	KneeAtTop bool `json:"knee_at_top,omitempty"`
+	// Goodput at the knee: output tokens/s and requests/s of the knee's point.
+	GoodputTokS *float64 `json:"goodput_tok_s,omitempty"`
+	GoodputReqS *float64 `json:"goodput_req_s,omitempty"`
+	StopWhen    string   `json:"stop_when,omitempty"` // the list sweep's rule
+	Skipped     []int    `json:"skipped,omitempty"`   // listed concurrencies not measured
+	StopReason  string   `json:"stop_reason,omitempty"`
+}

@@ -1,0 +1,66 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+)
+
+// stopFields are what a stop_when rule reads beside the last point's fields.
+var stopFields = map[string]any{
+	"gain_pct":      0.0, // output tokens/s gain of the last point over the one before, in %
+	"prev_gain_pct": 0.0, // the same gain one point earlier
+	"points":        0,   // points measured so far
+}
+
+func sampleEnv(c *schema.Campaign, cell *schema.Cell, stop bool) map[string]any {
+	env := gate.SampleEnv(gate.Context(c, cell, 0, "sweep"), campaigndir.PointResult{})
+	if stop {
+		for k, v := range stopFields {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// compile type-checks a cell's rule (its SLO, or its stop_when) against a point's fields.
+func compile(c *schema.Campaign, cell *schema.Cell, rule string, stop bool) (*vm.Program, error) {
+	prog, err := gate.Compile(rule, sampleEnv(c, cell, stop), false)
+	if err != nil {
+		msg, _, _, hint := gate.Explain(err, sampleEnv(c, cell, stop))
+		if hint != "" {
+			msg += " (" + hint + ")"
+		}
+		return nil, fmt.Errorf("rule %q: %s", rule, msg)
+	}
+	return prog, nil
+}
+
+// judged is one point as a sweep's rule saw it.
+type judged struct {
+	conc   int
+	met    bool
+	values string
+	point  *campaigndir.PointResult
+	failed string
+}
+
+// judge evaluates a rule on a point; a failed point or a point without a result never meets it.
+func judge(prog *vm.Program, rule string, env map[string]any, p *campaigndir.PointResult) (bool, string, error) {
+	if p == nil || p.Status == "failed" {
+		return false, "the point failed", nil
+	}
+	full := gate.Env(env, p)
+	ok, err := gate.Eval(prog, full)
+	if err != nil {
+		if u := gate.Unstated(rule, full); len(u) > 0 {
+			return false, fmt.Sprintf("unstated: %v", u), nil
+		}
+		return false, "", fmt.Errorf("rule %q on c%d: %w", rule, p.Concurrency, err)
+	}
+	return ok, gate.Values(rule, full), nil
+}

@@ -1,0 +1,81 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+)
+
+func mergeEnv(env map[string]any, p *campaigndir.PointResult) map[string]any { return gate.Env(env, p) }
+
+func evalStop(prog *vm.Program, env map[string]any) (bool, error) { return gate.Eval(prog, env) }
+
+func valuesOf(rule string, env map[string]any) string { return gate.Values(rule, env) }
+
+// summarize rebuilds the sweep's answer from the groups the engine ran for it, in the order
+// they were made (Task.Upstream lists them after the node's own dependencies).
+func summarize(t *engine.Task) (*schema.SweepResult, error) {
+	fo, err := start(t)
+	if err != nil {
+		return nil, err
+	}
+	f := fo.(*fanout)
+	var probes []engine.Probe
+	at := map[int]int{}
+	for _, u := range t.Upstream {
+		if u.Conc == 0 || u.Cell != t.Cell.ID {
+			continue
+		}
+		i, ok := at[u.Conc]
+		if !ok {
+			i = len(probes)
+			at[u.Conc] = i
+			probes = append(probes, engine.Probe{Conc: u.Conc})
+		}
+		probes[i].Upstream = append(probes[i].Upstream, u)
+		if u.Failed != "" && probes[i].Failed == "" {
+			probes[i].Failed = u.Failed
+		}
+	}
+	ps, err := f.judge(probes)
+	if err != nil {
+		return nil, err
+	}
+	cell := t.Cell
+	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell)}
+	for _, p := range ps {
+		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed"}
+		if p.point != nil {
+			tp, rq := p.point.OutputTokPerS, p.point.RequestThroughput
+			sp.Status, sp.Throughput, sp.RequestRate = p.point.Status, &tp, &rq
+		}
+		r.Probes = append(r.Probes, sp)
+	}
+	if s := cell.Search; s != nil {
+		r.Mode, r.SLO, r.From, r.To = schema.SweepSearch, s.SLO, s.From, s.To
+		r.Knee, r.KneeAtTop = knee(s.To, ps)
+		for _, p := range r.Probes {
+			if p.Concurrency == r.Knee && r.Knee != 0 {
+				r.GoodputTokS, r.GoodputReqS = p.Throughput, p.RequestRate
+			}
+		}
+		return r, nil
+	}
+	r.Mode, r.StopWhen = schema.SweepList, cell.StopWhen
+	if len(ps) < len(cell.Concurrencies) {
+		r.Skipped = append(r.Skipped, cell.Concurrencies[len(ps):]...)
+		if len(ps) > 0 {
+			_, vals, err := f.stop(ps)
+			if err != nil {
+				return nil, err
+			}
+			r.StopReason = fmt.Sprintf("stop_when %q held after c%d (%s)", cell.StopWhen, ps[len(ps)-1].conc, vals)
+		}
+	}
+	return r, nil
+}

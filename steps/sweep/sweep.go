@@ -1,0 +1,237 @@
+// Package sweep is the step kind that decides a cell's points at run time: an SLO search
+// (bisection over concurrency for the highest one meeting the SLO) or a list sweep that stops
+// when its stop_when rule holds. The engine runs each point it asks for as ordinary,
+// checkpointed nodes (engine.Fanout); this kind only decides and reports.
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/plural"
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+)
+
+// Kind is the sweep step kind.
+var Kind = engine.Kind{
+	Name:          "sweep",
+	Scope:         engine.ScopeCell,
+	Version:       "1",
+	HoldsEndpoint: true,
+	Tolerant:      true,
+	Doc:           "decides a cell's points at run time: an SLO search for the knee, or a concurrency list that stops when stop_when holds",
+	Result:        Result{},
+	Inputs:        inputs,
+	Check:         check,
+	Fanout:        &engine.FanoutSpec{Start: start, Bound: Bound},
+	Run:           run,
+}
+
+// Result is what gates on a sweep read.
+type Result struct {
+	Cell    string `json:"cell"`
+	Mode    string `json:"mode"`    // search or list
+	Knee    int    `json:"knee"`    // highest concurrency meeting the SLO, 0 when none (search)
+	AtTop   bool   `json:"at_top"`  // the upper bound met the SLO: the knee may lie beyond it
+	Probes  int    `json:"probes"`  // points measured or reused
+	Skipped int    `json:"skipped"` // listed concurrencies not measured (list)
+	// Sweep names the cell's sweep_probes.json.
+	Sweep string `json:"sweep"`
+}
+
+// SweepFile offers sweep_probes.json to aggregate, which passes it on as evidence.
+func (r *Result) SweepFile() string { return r.Sweep }
+
+// Bound is the most points a cell's sweep can measure.
+func Bound(cell *schema.Cell) int {
+	if s := cell.Search; s != nil {
+		return bound(s.From, s.To, s.Step())
+	}
+	return len(cell.Concurrencies)
+}
+
+// inputs are what the sweep's answer depends on beyond its points' results.
+func inputs(t *engine.Task) any {
+	return map[string]any{"search": t.Cell.Search, "stop_when": t.Cell.StopWhen, "concurrencies": t.Cell.Concurrencies}
+}
+
+// check validates every expanding cell's search or stop_when at its key.
+func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
+	var errs []error
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		p := fmt.Sprintf("cells[%d]", i)
+		if s := cell.Search; s != nil {
+			errs = append(errs, checkSearch(c, cell, p+".search")...)
+		}
+		if cell.StopWhen != "" {
+			if _, err := compile(c, cell, cell.StopWhen, true); err != nil {
+				errs = append(errs, &engine.FieldError{Path: p + ".stop_when", Err: err,
+					Hint: "read the last point's fields (output_tok_s, itl_avg_ms, ...), gain_pct, prev_gain_pct or points, e.g. gain_pct < 3 && prev_gain_pct < 3"})
+			}
+		}
+	}
+	return errs
+}
+
+func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
+	s := cell.Search
+	var errs []error
+	bad := func(key string, err error, hint string) {
+		errs = append(errs, &engine.FieldError{Path: p + key, Err: err, Hint: hint})
+	}
+	if s.Over != "" && s.Over != "concurrency" {
+		bad(".over", fmt.Errorf("cell %s: search over %q is not supported", cell.ID, s.Over), "over: concurrency (request-rate search is not built yet)")
+	}
+	if s.From < 1 || s.To < s.From {
+		bad("", fmt.Errorf("cell %s: search from %d to %d is not a range", cell.ID, s.From, s.To), "from: 1, to: 64 (from ≥ 1, to ≥ from)")
+	}
+	if cell.StopWhen != "" {
+		bad("", fmt.Errorf("cell %s has both search and stop_when", cell.ID), "a cell is searched or swept over its list, not both")
+	}
+	if strings.TrimSpace(s.SLO) == "" {
+		bad(".slo", fmt.Errorf("cell %s: search has no slo", cell.ID), `slo: "itl_avg_ms <= 50 && error_count == 0"`)
+	} else if _, err := compile(c, cell, s.SLO, false); err != nil {
+		bad(".slo", err, "a rule on run-shape's fields, e.g. ttft_p50_ms < 500")
+	}
+	return errs
+}
+
+// fanout decides a cell's next points.
+type fanout struct {
+	t    *engine.Task
+	prog *vm.Program
+	rule string
+	env  map[string]any
+}
+
+func start(t *engine.Task) (engine.Fanout, error) {
+	cell := t.Cell
+	rule := cell.StopWhen
+	if cell.Search != nil {
+		rule = cell.Search.SLO
+	}
+	prog, err := compile(t.Campaign, cell, rule, cell.Search == nil)
+	if err != nil {
+		return nil, err
+	}
+	return &fanout{t: t, prog: prog, rule: rule, env: sampleEnvFor(t)}, nil
+}
+
+func sampleEnvFor(t *engine.Task) map[string]any {
+	return sampleEnv(t.Campaign, t.Cell, false)
+}
+
+// Next implements engine.Fanout.
+func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
+	ps, err := f.judge(probes)
+	if err != nil {
+		return nil, err
+	}
+	cell := f.t.Cell
+	if s := cell.Search; s != nil {
+		if c := nextProbe(s.From, s.To, s.Step(), ps, free); c != 0 {
+			return []int{c}, nil
+		}
+		return nil, nil
+	}
+	if len(ps) > 0 {
+		if stop, _, err := f.stop(ps); err != nil || stop {
+			return nil, err
+		}
+	}
+	if len(ps) < len(cell.Concurrencies) {
+		return []int{cell.Concurrencies[len(ps)]}, nil
+	}
+	return nil, nil
+}
+
+// judge evaluates the cell's rule on every probe (the search's SLO; for a list, nothing).
+func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
+	out := make([]judged, 0, len(probes))
+	for _, p := range probes {
+		j := judged{conc: p.Conc, failed: p.Failed, point: pointOf(p.Upstream)}
+		if f.t.Cell.Search != nil {
+			met, vals, err := judge(f.prog, f.rule, f.env, j.point)
+			if err != nil {
+				return nil, err
+			}
+			j.met, j.values = met, vals
+		} else {
+			j.met = j.point != nil && j.point.Status != "failed"
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// stop evaluates stop_when after the last of ps.
+func (f *fanout) stop(ps []judged) (bool, string, error) {
+	env := sampleEnv(f.t.Campaign, f.t.Cell, true)
+	last := ps[len(ps)-1]
+	if last.point == nil {
+		return false, "", nil
+	}
+	env["points"] = len(ps)
+	env["gain_pct"], env["prev_gain_pct"] = gain(ps, len(ps)-1), gain(ps, len(ps)-2)
+	full := mergeEnv(env, last.point)
+	ok, err := evalStop(f.prog, full)
+	if err != nil {
+		return false, "", fmt.Errorf("stop_when %q after c%d: %w", f.rule, last.conc, err)
+	}
+	return ok, valuesOf(f.rule, full), nil
+}
+
+// gain is the output tokens/s gain of probe i over probe i−1 in % (a large number when unknown,
+// so "gain under 3 %" never holds on a missing point).
+func gain(ps []judged, i int) float64 {
+	if i < 1 || i >= len(ps) || ps[i].point == nil || ps[i-1].point == nil || ps[i-1].point.OutputTokPerS <= 0 {
+		return 1e9
+	}
+	return (ps[i].point.OutputTokPerS/ps[i-1].point.OutputTokPerS - 1) * 100
+}
+
+// pointOf finds a group's measured point among its results.
+func pointOf(ups []engine.Upstream) *campaigndir.PointResult {
+	for _, u := range ups {
+		if p, ok := u.Result.(*campaigndir.PointResult); ok {
+			return p
+		}
+	}
+	return nil
+}
+
+func run(_ context.Context, t *engine.Task) (engine.Result, error) {
+	res, err := summarize(t)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	rel := campaigndir.Sweep(t.Cell.ID)
+	if _, err := campaigndir.WriteJSON(t.Dir, rel, res); err != nil {
+		return engine.Result{}, fmt.Errorf("write %s: %w", rel, err)
+	}
+	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
+	return engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}, nil
+}
+
+func line(r *schema.SweepResult) string {
+	if r.Mode == schema.SweepList {
+		s := plural.N(len(r.Probes), "point")
+		if len(r.Skipped) > 0 {
+			s += fmt.Sprintf(", %d skipped: %s", len(r.Skipped), r.StopReason)
+		}
+		return s
+	}
+	switch {
+	case r.Knee == 0:
+		return fmt.Sprintf("no concurrency from %d meets %s (%s)", r.From, r.SLO, plural.N(len(r.Probes), "probe"))
+	case r.KneeAtTop:
+		return fmt.Sprintf("knee ≥ c%d (the upper bound meets %s; %s)", r.Knee, r.SLO, plural.N(len(r.Probes), "probe"))
+	}
+	return fmt.Sprintf("knee c%d for %s (%s of ≤ %d)", r.Knee, r.SLO, plural.N(len(r.Probes), "probe"), r.Bound)
+}
