@@ -57,6 +57,7 @@ func headlinePart(d *doc, v *view) {
 	var rows [][]tcell
 	var peaks []float64
 	var used [][]int // per row: the calibrated concurrency its ± came from
+	var ivs []bool   // per row: its TTFT carries a confidence interval
 	for _, x := range v.variants {
 		var mbts []int
 		for i := range v.rows {
@@ -70,8 +71,8 @@ func headlinePart(d *doc, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			row, peak, cal := headlineRow(v, x.key, mbt, label)
-			rows, peaks, used = append(rows, row), append(peaks, peak), append(used, cal)
+			row, peak, cal, iv := headlineRow(v, x.key, mbt, label)
+			rows, peaks, used, ivs = append(rows, row), append(peaks, peak), append(used, cal), append(ivs, iv)
 		}
 	}
 	if len(rows) == 0 {
@@ -81,8 +82,9 @@ func headlinePart(d *doc, v *view) {
 	d.heading("Headline numbers")
 	kept := make([][]tcell, 0, len(shown))
 	var cals []int
+	anyIV := false
 	for _, i := range shown {
-		kept = append(kept, rows[i])
+		kept, anyIV = append(kept, rows[i]), anyIV || ivs[i]
 		for _, c := range used[i] {
 			if !slices.Contains(cals, c) {
 				cals = append(cals, c)
@@ -99,6 +101,9 @@ func headlinePart(d *doc, v *view) {
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
+	}
+	if anyIV {
+		d.para("A spaced ± (412 ± 3.2) is the half-width of the TTFT p50's 95 % confidence interval (sectioning over batches of requests; docs/statistics.md).", 7.5, fontstyle.Italic, nil)
 	}
 	note, warn := calibrationNote(v.in, cals)
 	if note != "" {
@@ -146,8 +151,9 @@ func topHeadline(peaks []float64, n int) []int {
 // headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
 // The second result is the peak (NaN when no row has one), which ranks the row on the cover;
 // the third the calibrated concurrency whose client error bar its TTFT carries (none for a TTFT
-// another tool measured: the calibration is perfdag's client).
-func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, []int) {
+// another tool measured: the calibration is perfdag's client); the fourth whether its TTFT
+// is shown with its confidence interval.
+func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, []int, bool) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
@@ -176,15 +182,31 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 		best = *peak.OutputTokPerSPerGPU
 	}
 	var cal []int
+	iv := false
 	if low != nil {
-		ttft := fnum(*low.TTFTP50Ms)
+		ttft := withInterval(low, "ttft_p50_ms", *low.TTFTP50Ms)
+		_, iv = low.Intervals["ttft_p50_ms"]
 		if p := clientError(v.in.Calibration, low.Concurrency); p != nil && !schema.IsImportedBasis(low.TokenBasis) {
-			ttft += " " + errorBar(p)
+			if iv {
+				ttft += " (client " + errorBar(p) + ")"
+			} else {
+				ttft += " " + errorBar(p)
+			}
 			cal = append(cal, p.Concurrency)
 		}
 		row[2] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
 	}
-	return row, best, cal
+	return row, best, cal, iv
+}
+
+// withInterval formats v with ± the half-width of the row's 95 % interval for key, when the
+// row has one, so a reader sees at a glance what difference is noise.
+func withInterval(r *schema.AtlasRow, key string, v float64) string {
+	iv, ok := r.Intervals[key]
+	if !ok {
+		return fnum(v)
+	}
+	return fnum(v) + " ± " + fnum(iv.HalfWidth())
 }
 
 // requestErrors totals requests and failed requests over the serving rows.
