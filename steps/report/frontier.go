@@ -59,7 +59,7 @@ func frontierSeries(v *view) []charts.Series {
 				miss.Points = append(miss.Points, pt)
 			}
 			if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
-				if iv, ok := r.Intervals["output_token_throughput"]; ok {
+				if iv, ok := r.Intervals["output_tok_s"]; ok {
 					out = append(out, charts.Series{Color: charts.Color(i), Marker: charts.None, Line: true, NoLegend: true,
 						Points: []charts.Point{{X: pt.X, Y: iv.Lo}, {X: pt.X, Y: iv.Hi}}})
 				}

@@ -14,7 +14,7 @@ import (
 // list and why) and its cover's headline names the knee instead of the peak.
 func TestFrontierPageAndKneeHeadline(t *testing.T) {
 	in := partialInput()
-	in.Atlas[1].Intervals = schema.Intervals{"output_token_throughput": {Lo: 650, Hi: 730, Method: "batch-means", N: 10}}
+	in.Atlas[1].Intervals = schema.Intervals{"output_tok_s": {Lo: 650, Hi: 730, Method: "batch-means", N: 10}}
 	in.Sweeps = []schema.SweepResult{
 		{Schema: schema.SchemaSweep, Cell: "aa-1k", Mode: schema.SweepSearch, SLO: "ttft_avg_ms < 700", From: 1, To: 10, Bound: 6,
 			Knee: 10, GoodputTokS: f(690.7), GoodputReqS: f(0.69), Probes: []schema.SweepProbe{
