@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/testkit"
+)
+
+// Issue 21: the shipped nightly sweep (SLO search per arm, auto requests) finds the same knees
+// and champion as a full 1..64 sweep of the same arms on the deterministic simulator, with at
+// most 40 % of its requests. Both runs drop the 1 s settle (it is the same for both and would
+// cost the full sweep two minutes); nothing else differs.
+func TestNightlySearchMatchesFullSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the nightly campaign and a 128-point full sweep (~1 min)")
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "pipelines", "nightly-sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	searched := regexp.MustCompile(`(?m)^settle:.*\n`).ReplaceAllString(string(src), "")
+	var all []string
+	for c := 1; c <= 64; c++ {
+		all = append(all, fmt.Sprint(c))
+	}
+	full := regexp.MustCompile(`(?m)^    search: .*$`).ReplaceAllString(searched, "    concurrencies: ["+strings.Join(all, ", ")+"]")
+	full = regexp.MustCompile(`(?m)^    requests_per_point: \{auto: .*$`).ReplaceAllString(full, "    requests_per_point: 3x")
+	if full == searched || !strings.Contains(searched, "search:") {
+		t.Fatal("the nightly campaign no longer has the search this test replaces")
+	}
+	work := t.TempDir()
+	run := func(name, body string) string {
+		file := filepath.Join(work, name+".yaml")
+		testkit.WriteFile(t, file, body)
+		out := filepath.Join(work, name)
+		if b, err := perfdagChild("run", file, "--out", out).CombinedOutput(); err != nil {
+			t.Fatalf("run %s: %v\n%s", name, err, b)
+		}
+		return out
+	}
+	searchDir, fullDir := run("search", searched), run("full", full)
+
+	champ := func(dir string) string {
+		var c schema.Champion
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Champion(), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Champion
+	}
+	rows := func(dir string) []schema.AtlasRow {
+		var out []schema.AtlasRow
+		if err := campaigndir.ScanLines(dir, campaigndir.Atlas(), 1<<20, func(_ int, r *schema.AtlasRow) error {
+			out = append(out, *r)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	requests := func(rs []schema.AtlasRow) (n int) {
+		for _, r := range rs {
+			n += r.NumPrompts
+		}
+		return n
+	}
+	fullRows := rows(fullDir)
+	for _, cell := range []string{"aa-1k-current", "aa-1k-candidate"} {
+		var s schema.SweepResult
+		if _, err := campaigndir.ReadJSON(searchDir, campaigndir.Sweep(cell), &s); err != nil {
+			t.Fatal(err)
+		}
+		knee := 0 // the full sweep's answer on the same rule: highest c below the first miss
+		for c := 1; c <= 64; c++ {
+			ok := false
+			for _, r := range fullRows {
+				if r.CellID == cell && r.Concurrency == c && r.ITLAvgMs != nil && *r.ITLAvgMs <= 50 && r.ErrorCount == 0 {
+					ok = true
+				}
+			}
+			if !ok {
+				break
+			}
+			knee = c
+		}
+		if s.Knee != knee || len(s.Probes) > s.Bound {
+			t.Errorf("%s: search knee c%d in %d probes (bound %d), full sweep c%d", cell, s.Knee, len(s.Probes), s.Bound, knee)
+		}
+		t.Logf("%s: knee c%d by search in %d probes, c%d by the full sweep", cell, s.Knee, len(s.Probes), knee)
+	}
+	if a, b := champ(searchDir), champ(fullDir); a != b || a == "" {
+		t.Errorf("champion %q by search, %q by the full sweep", a, b)
+	}
+	rs, rf := requests(rows(searchDir)), requests(fullRows)
+	t.Logf("champion %s both ways; requests %d (search) vs %d (full sweep) = %.1f %%", champ(searchDir), rs, rf, 100*float64(rs)/float64(rf))
+	if float64(rs) > 0.4*float64(rf) {
+		t.Errorf("the search used %d requests, more than 40 %% of the full sweep's %d", rs, rf)
+	}
+}
