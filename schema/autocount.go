@@ -18,15 +18,15 @@ type AutoCount struct {
 	Max    int     `yaml:"max,omitempty" json:"max,omitempty"`
 }
 
-// AutoMetrics are the point metrics an auto point can watch (atlas names), each one the
-// interval package bounds from per-request values: means by batch means, percentiles by
-// sectioning. Throughputs over the window are not per-request values and are not offered.
+// AutoMetrics are the point metrics an auto point can watch, each one the interval package
+// bounds from per-request values: means and output_token_throughput (Σ tokens / window) by
+// batch means, percentiles by sectioning (docs/measurement.md, "Enough requests (auto)").
 var AutoMetrics = []string{
 	"ttft_avg_ms", "ttft_p50_ms", "ttft_p90_ms",
 	"ttfo_avg_ms",
 	"itl_avg_ms", "itl_p50_ms",
 	"request_latency_avg_ms", "request_latency_p50_ms", "request_latency_p90_ms",
-	"tok_s_per_user",
+	"tps_per_user", "output_token_throughput",
 }
 
 // Defaults and bounds of an auto count.

@@ -18,7 +18,8 @@ type Adaptive struct {
 	Next func(prev int) int
 	// Enough decides on the records of the first n requests (all completed).
 	Enough func(prefix []schema.RequestRecord) bool
-	// Ahead is how many requests may start past an undecided look (default 4 × concurrency).
+	// Ahead is how many requests may start past an undecided look: 0 means 4 × concurrency;
+	// negative means none, so a point stops at exactly a look's prefix (deterministic tests).
 	Ahead int
 }
 
@@ -26,6 +27,7 @@ type Adaptive struct {
 type looker struct {
 	a        *Adaptive
 	limit    int // Config.Requests
+	ahead    int // Adaptive.Ahead resolved
 	records  []schema.RequestRecord
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced whenever a waiting issuer may proceed
@@ -43,8 +45,11 @@ func newLooker(cfg Config, records []schema.RequestRecord) *looker {
 	if lk.a != nil {
 		lk.finished = make([]bool, cfg.Requests)
 		lk.wake = make(chan struct{}, 1)
-		if lk.a.Ahead <= 0 {
-			lk.a.Ahead = 4 * max(cfg.Concurrency, 1)
+		switch {
+		case lk.a.Ahead == 0:
+			lk.ahead = 4 * max(cfg.Concurrency, 1)
+		case lk.a.Ahead > 0:
+			lk.ahead = lk.a.Ahead
 		}
 		lk.next = lk.clamp(lk.a.Next(0))
 	}
@@ -69,7 +74,7 @@ func (lk *looker) take(ctx context.Context) (int, bool) {
 		case ctx.Err() != nil || lk.stopped || lk.issued >= lk.limit:
 			lk.mu.Unlock()
 			return 0, false
-		case lk.a == nil || lk.next == 0 || lk.issued < lk.next+lk.a.Ahead:
+		case lk.a == nil || lk.next == 0 || lk.issued < lk.next+lk.ahead:
 			i := lk.issued
 			lk.issued++
 			lk.mu.Unlock()

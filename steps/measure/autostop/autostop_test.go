@@ -1,0 +1,154 @@
+package autostop
+
+import (
+	"context"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/sim"
+)
+
+// Every metric the schema offers has an implementation here, and nothing more.
+func TestMetricsMatchSchema(t *testing.T) {
+	var have []string
+	for m := range metrics {
+		have = append(have, m)
+	}
+	want := slices.Clone(schema.AutoMetrics)
+	slices.Sort(have)
+	slices.Sort(want)
+	if !slices.Equal(have, want) {
+		t.Errorf("autostop metrics %v, schema.AutoMetrics %v", have, want)
+	}
+}
+
+// The simulated point: ttft 40 ms + prefill 8 ms per 1k × 1000 prompt tokens, so a nominal
+// (median) TTFT of 48 ms, lognormal with spread sigma; the simulator's deterministic mode
+// answers at once, so a run of thousands of requests takes milliseconds.
+const (
+	nominalMs   = 48.0
+	inputTokens = 1000
+	concurrency = 4
+)
+
+// point runs one auto point against the deterministic simulator with seed and sigma and
+// returns what its rule recorded.
+func point(t testing.TB, seed int64, sigma float64, spec schema.AutoCount) (schema.AutoStop, schema.Interval, bool) {
+	t.Helper()
+	v, err := sim.NewVirtual(schema.SimConfig{Seed: seed, TTFTMs: 40, PrefillMsPer1K: 8, TPOTMs: 2, TTFTSigma: sigma})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(spec, concurrency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(_ context.Context, i int) schema.RequestRecord {
+		return v.Record("c", phaseProfiling, concurrency, i, inputTokens, 16)
+	}
+	a := r.Adaptive(concurrency)
+	a.Ahead = -1 // stop at the look's prefix exactly: the simulator answers at once, so what runs ahead is a race
+	recs, err := loadgen.Run(context.Background(), loadgen.Config{Requests: r.Max, Concurrency: concurrency, Adaptive: a}, send, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Stop(recs)
+}
+
+// Coverage end to end, stopping rule included: 100 seeded auto points whose TTFT is lognormal
+// with a known median and mean; the interval each point records covers the truth in at least
+// 93 of them, every point stopping because the precision was reached. PERFDAG_LONG=1 runs
+// 2,000 points per metric and asks for at least 93.5 %.
+func TestAutoCoverage(t *testing.T) {
+	const sigma = 0.5
+	runs, want := 100, 93
+	if os.Getenv("PERFDAG_LONG") != "" {
+		runs, want = 2000, 1870
+	}
+	for _, tc := range []struct {
+		metric string
+		truth  float64
+	}{
+		{"ttft_p50_ms", nominalMs},
+		{"ttft_avg_ms", nominalMs * math.Exp(sigma*sigma/2)},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			covered, requests, over := 0, 0, 0
+			for seed := range int64(runs) {
+				st, iv, ok := point(t, seed+1, sigma, schema.AutoCount{Metric: tc.metric, RelCI: 0.03, Max: 50000})
+				if !ok || st.Reason != ReasonPrecision {
+					t.Fatalf("seed %d: %+v (interval %v), want precision reached", seed+1, st, ok)
+				}
+				if iv.Contains(tc.truth) {
+					covered++
+				}
+				if st.Achieved > st.RelCI {
+					over++
+				}
+				requests += st.Requests
+			}
+			t.Logf("%s: %d/%d intervals cover the true %.3f ms; %d requests a point on average; %d reported wider than ±3 %%",
+				tc.metric, covered, runs, tc.truth, requests/runs, over)
+			if covered < want {
+				t.Errorf("%s: %d/%d intervals cover the truth, want at least %d", tc.metric, covered, runs, want)
+			}
+		})
+	}
+}
+
+// A noisier point takes more requests to the same precision: TTFT spread 0.6 against 0.2,
+// same seeds; at a third of the spread the quiet point needs far fewer (about a ninth).
+func TestNoisierPointTakesMore(t *testing.T) {
+	spec := schema.AutoCount{Metric: "ttft_p50_ms", RelCI: 0.02, Max: 50000}
+	for seed := int64(1); seed <= 5; seed++ {
+		quiet, _, _ := point(t, seed, 0.2, spec)
+		noisy, _, _ := point(t, seed, 0.6, spec)
+		t.Logf("seed %d: quiet (sigma 0.2) %d requests ±%.2f %%, noisy (sigma 0.6) %d requests ±%.2f %%", seed, quiet.Requests, 100*quiet.Achieved, noisy.Requests, 100*noisy.Achieved)
+		if quiet.Reason != ReasonPrecision || noisy.Reason != ReasonPrecision {
+			t.Fatalf("seed %d: quiet %+v, noisy %+v: want both to reach the precision", seed, quiet, noisy)
+		}
+		if noisy.Requests < 3*quiet.Requests {
+			t.Errorf("seed %d: noisy point took %d requests, quiet %d: want at least 3× as many", seed, noisy.Requests, quiet.Requests)
+		}
+	}
+}
+
+// A point capped below what its precision needs stops at max and says so, with the interval
+// it reached; a point without enough valid requests for any interval says that.
+func TestStopsAtMax(t *testing.T) {
+	st, iv, ok := point(t, 1, 0.8, schema.AutoCount{Metric: "ttft_p50_ms", RelCI: 0.01, Max: 400})
+	if !ok || st.Reason != ReasonMax || st.Requests != 400 || st.Achieved <= 0.01 || iv.N == 0 {
+		t.Errorf("capped point: %+v %+v %v, want max requests at 400 with the interval reached", st, iv, ok)
+	}
+	st, _, ok = point(t, 1, 0.8, schema.AutoCount{Metric: "ttft_p90_ms", RelCI: 0.01, Max: 300})
+	if ok || st.Reason != ReasonNoValues || st.Achieved != 0 {
+		t.Errorf("point below the p90 minimum: %+v %v, want %q", st, ok, ReasonNoValues)
+	}
+	if got := Line(schema.AutoStop{Requests: 640, Achieved: 0.018, Reason: ReasonPrecision}); got != "auto: stopped at 640 requests, ±1.8 % (precision reached)" {
+		t.Errorf("Line = %q", got)
+	}
+}
+
+// Looks are at batch boundaries, the first past min and the metric's minimum, later ones
+// at least 25 % apart.
+func TestLookSchedule(t *testing.T) {
+	r, err := New(schema.AutoCount{Metric: "ttft_p50_ms", RelCI: 0.02}, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var looks []int
+	for n := r.Next(0); n < 1000; n = r.Next(n) {
+		looks = append(looks, n)
+	}
+	want := []int{208, 272, 352, 448, 560, 704, 880}
+	if !slices.Equal(looks, want) {
+		t.Errorf("looks %v, want %v", looks, want)
+	}
+	if Need("ttft_p50_ms") != 200 || Need("ttft_avg_ms") != 100 || Need("ttft_p90_ms") < 1000 {
+		t.Errorf("Need: p50 %d, avg %d, p90 %d", Need("ttft_p50_ms"), Need("ttft_avg_ms"), Need("ttft_p90_ms"))
+	}
+}
