@@ -60,29 +60,28 @@ func ar1Lognormal(a float64) series {
 	}, lognormCDF(simMu), math.Exp(simMu + simSigma*simSigma/2)}
 }
 
-// Regime switching: calm (median 100 ms) and bursts (median 300 ms), entered with
-// probability 0.02 per request and left with 0.1, so a sixth of requests fall in bursts.
-const (
-	pBurst, pCalm = 0.02, 0.1
-	burstMu       = simMu + 1.0986122886681098 // ln 300
-)
+// burstMu is the log median of latencies in a burst: 300 ms, three times the calm median.
+const burstMu = simMu + 1.0986122886681098 // ln 300
 
-func bursty() series {
-	wb := pBurst / (pBurst + pCalm)
+// bursty switches between calm (median 100 ms) and bursts (median 300 ms): a burst starts
+// with probability in per calm request and ends with probability out per burst request,
+// so a fraction in/(in+out) of requests fall in bursts, started from that fraction.
+func bursty(in, out float64) series {
+	wb := in / (in + out)
 	calm, burst := lognormCDF(simMu), lognormCDF(burstMu)
-	return series{"bursty", func(r *rand.Rand, n int) []float64 {
+	return series{fmt.Sprintf("bursty-%g/%g", in, out), func(r *rand.Rand, n int) []float64 {
 		xs := make([]float64, n)
-		in := r.Float64() < wb
+		inBurst := r.Float64() < wb
 		for i := range xs {
 			mu := simMu
-			if in {
+			if inBurst {
 				mu = burstMu
 			}
 			xs[i] = math.Exp(mu + simSigma*r.NormFloat64())
-			if in {
-				in = r.Float64() >= pCalm
+			if inBurst {
+				inBurst = r.Float64() >= out
 			} else {
-				in = r.Float64() < pBurst
+				inBurst = r.Float64() < in
 			}
 		}
 		return xs
@@ -154,19 +153,20 @@ func throughputPair(r *rand.Rand, xs []float64) (tok, span []float64) {
 
 // coverageCases are the series and sample sizes the intervals are claimed for: batches of
 // at least ~4 integrated autocorrelation times (AR(1) a: (1+a)/(1−a) requests; the bursty
-// series' regime indicator: (1+0.88)/(1−0.88) ≈ 16, and enough bursts (~65) in the sample).
+// series' regime indicator: (1+0.75)/(1−0.75) = 7) and ~100 or more bursts in the sample
+// (bursts of 5 requests every 25: 2,000 requests hold ~80).
 var coverageCases = []struct {
 	s  series
 	ns []int
 }{
-	{iidLognormal(), []int{200, 1000, 2000}},
+	{iidLognormal(), []int{200, 1000, 2000, 10000}},
 	{ar1Lognormal(0.5), []int{200, 1000}},
 	{ar1Lognormal(0.7), []int{500, 2000}},
-	{bursty(), []int{4000}},
+	{bursty(0.05, 0.2), []int{2000, 4000}},
 }
 
 // TestCoverage runs 1,000 seeded replications of each series and asserts that the 95 %
-// intervals of the mean, p50, p95 and throughput cover the known truth in 93–99.5 % of them
+// intervals of the mean, p50, p90, p95, p99 (where made) and throughput cover the known truth in 93–99.5 % of them
 // and are not wider than 1.6 × what the estimator's true spread calls for.
 func TestCoverage(t *testing.T) {
 	for _, c := range coverageCases {
@@ -179,26 +179,44 @@ func TestCoverage(t *testing.T) {
 	}
 }
 
+// coverageQuantiles are the quantiles points bound (ttft p50 … p99).
+var coverageQuantiles = []struct {
+	name string
+	q    float64
+}{{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}}
+
 func checkCoverage(t *testing.T, s series, n int) {
-	p50, p95 := trueQuantile(s.cdf, 0.5), trueQuantile(s.cdf, 0.95)
-	var mt, q50, q95, tp tally
+	var mt, tp tally
+	qt := make([]tally, len(coverageQuantiles))
+	truth, qs := make([]float64, len(coverageQuantiles)), make([]float64, len(coverageQuantiles))
+	for i, c := range coverageQuantiles {
+		truth[i], qs[i] = trueQuantile(s.cdf, c.q), c.q
+	}
 	r := rand.New(rand.NewPCG(uint64(n), 0x5eed))
 	for range reps {
 		xs := s.gen(r, n)
 		iv, ok := Mean(xs)
 		mt.add(iv, ok, s.mean)
-		iv, ok = Quantile(xs, 0.5)
-		q50.add(iv, ok, p50)
-		iv, ok = Quantile(xs, 0.95)
-		q95.add(iv, ok, p95)
+		for i, iv := range Quantiles(xs, qs...) {
+			qt[i].add(iv, iv.N > 0, truth[i])
+		}
 		iv, ok = Ratio(throughputPair(r, xs))
 		tp.add(iv, ok, 1e4/s.mean)
 	}
-	for _, c := range []struct {
+	stats := []struct {
 		stat string
+		q    float64
 		t    *tally
-	}{{"mean", &mt}, {"p50", &q50}, {"p95", &q95}, {"ratio", &tp}} {
-		if c.t.made == 0 && c.stat == "p95" && QuantileBatches(n, 0.95) == 0 {
+	}{{"mean", 0, &mt}, {"ratio", 0, &tp}}
+	for i, c := range coverageQuantiles {
+		stats = append(stats, struct {
+			stat string
+			q    float64
+			t    *tally
+		}{c.name, c.q, &qt[i]})
+	}
+	for _, c := range stats {
+		if c.t.made == 0 && c.q > 0 && QuantileBatches(n, c.q) == 0 {
 			t.Logf("%-14s n=%-5d %-5s refused (QuantileBatches = 0)", s.name, n, c.stat)
 			continue
 		}
@@ -214,6 +232,24 @@ func checkCoverage(t *testing.T, s series, n int) {
 		if wr > 1.6 {
 			t.Errorf("%s: half-width %.2f × the oracle's", c.stat, wr)
 		}
+	}
+}
+
+// TestRareBurstsUndercover shows the limit docs/statistics.md states: a point must hold many
+// episodes of whatever slows the server. Bursts that start once per 50 calm requests and
+// last 10 appear ~17 times in 1,000 requests; the count is skewed, and the interval of the
+// mean, though its batches are long, covers visibly less than 95 %.
+func TestRareBurstsUndercover(t *testing.T) {
+	s, n := bursty(0.02, 0.1), 1000
+	r := rand.New(rand.NewPCG(11, 0x5eed))
+	var mt tally
+	for range reps {
+		iv, ok := Mean(s.gen(r, n))
+		mt.add(iv, ok, s.mean)
+	}
+	t.Logf("%-14s n=%d mean coverage %.1f %%", s.name, n, 100*mt.coverage())
+	if mt.made != reps || mt.coverage() >= 0.93 {
+		t.Errorf("rare bursts: %d intervals, coverage %.3f; the documented limit expects under 0.93", mt.made, mt.coverage())
 	}
 }
 

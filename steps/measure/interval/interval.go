@@ -64,6 +64,15 @@ func QuantileBatches(n int, q float64) int {
 	return k
 }
 
+// LongEnough reports whether batches of n requests (Batches) each hold at least inflight
+// requests, the mean number in flight at once (Little's law: Σ latency / window): requests
+// that overlap share the server's state, so a batch shorter than one turn of the in-flight
+// slots is correlated with its neighbours and the interval would be too narrow.
+func LongEnough(n int, inflight float64) bool {
+	k := Batches(n)
+	return k > 0 && float64(n)/float64(k) >= inflight
+}
+
 // bounds returns the [lo, hi) index range of batch j of k over n values, sizes differing by
 // at most one.
 func bounds(n, k, j int) (int, int) { return j * n / k, (j + 1) * n / k }
@@ -90,17 +99,43 @@ func Mean(xs []float64) (schema.Interval, bool) {
 // interpolation, the points' own percentile), half-width t_{k−1} · sd(batch quantiles)/√k.
 // ok is false when QuantileBatches refuses n for q, or on a non-finite value.
 func Quantile(xs []float64, q float64) (schema.Interval, bool) {
+	iv := Quantiles(xs, q)[0]
+	return iv, iv.N > 0
+}
+
+// Quantiles returns Quantile's interval for each of qs, sorting xs and its batches once for
+// all of them; a refused quantile's interval is the zero Interval (N == 0).
+func Quantiles(xs []float64, qs ...float64) []schema.Interval {
+	out := make([]schema.Interval, len(qs))
+	if !finite(xs) {
+		return out
+	}
 	n := len(xs)
-	k := QuantileBatches(n, q)
-	if k == 0 || !finite(xs) {
-		return schema.Interval{}, false
+	var all []float64
+	batches := map[int][][]float64{} // sorted batches by batch count
+	for i, q := range qs {
+		k := QuantileBatches(n, q)
+		if k == 0 {
+			continue
+		}
+		if all == nil {
+			all = sorted(xs)
+		}
+		if batches[k] == nil {
+			for j := range k {
+				lo, hi := bounds(n, k, j)
+				batches[k] = append(batches[k], sorted(xs[lo:hi]))
+			}
+		}
+		bq := make([]float64, k)
+		for j, b := range batches[k] {
+			bq[j] = quantile(b, q)
+		}
+		if iv, ok := around(quantile(all, q), bq, MethodSectioning); ok {
+			out[i] = iv
+		}
 	}
-	qs := make([]float64, k)
-	for j := range k {
-		lo, hi := bounds(n, k, j)
-		qs[j] = quantile(xs[lo:hi], q)
-	}
-	return around(quantile(xs, q), qs, MethodSectioning)
+	return out
 }
 
 // Ratio returns the 95 % batch-means interval of Σnum/Σden, num and den paired per request
@@ -143,11 +178,16 @@ func around(centre float64, batch []float64, method string) (schema.Interval, bo
 	return schema.Interval{Lo: centre - hw, Hi: centre + hw, Method: method, N: k}, true
 }
 
-// quantile is the q-quantile of xs with linear interpolation between closest ranks
-// (rank q·(n−1), numpy's default and stats.Percentile's), on a sorted copy.
-func quantile(xs []float64, q float64) float64 {
+// sorted returns a sorted copy of xs.
+func sorted(xs []float64) []float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	return s
+}
+
+// quantile is the q-quantile of sorted values s with linear interpolation between closest
+// ranks (rank q·(n−1), numpy's default and stats.Percentile's).
+func quantile(s []float64, q float64) float64 {
 	rank := q * float64(len(s)-1)
 	lo := int(math.Floor(rank))
 	hi := min(lo+1, len(s)-1)

@@ -27,6 +27,21 @@ func TestBatches(t *testing.T) {
 	}
 }
 
+func TestLongEnough(t *testing.T) {
+	for _, c := range []struct {
+		n        int
+		inflight float64
+		want     bool
+	}{
+		{99, 1, false}, {100, 10, true}, {100, 10.5, false}, {1000, 64, true}, {1000, 128, false},
+		{8000, 400, true}, {8000, 401, false}, {640, 64, true},
+	} {
+		if got := LongEnough(c.n, c.inflight); got != c.want {
+			t.Errorf("LongEnough(%d, %v) = %v, want %v", c.n, c.inflight, got, c.want)
+		}
+	}
+}
+
 // TestMeanExact checks the interval on a series whose batch means are known by hand: 100
 // values, batch j (10 values) all equal to j, so the batch means are 0..9 (mean 4.5,
 // sd √(55/6)) and the half-width is t_{0.975,9} · sd/√10.
@@ -63,8 +78,8 @@ func TestCentres(t *testing.T) {
 	if !ok || iv.Method != MethodSectioning || iv.N != 10 {
 		t.Fatalf("Quantile = %+v, %v", iv, ok)
 	}
-	if c := (iv.Lo + iv.Hi) / 2; math.Abs(c-quantile(xs, 0.95)) > 1e-9 {
-		t.Errorf("Quantile centre %v, want the overall p95 %v", c, quantile(xs, 0.95))
+	if c := (iv.Lo + iv.Hi) / 2; math.Abs(c-quantile(sorted(xs), 0.95)) > 1e-9 {
+		t.Errorf("Quantile centre %v, want the overall p95 %v", c, quantile(sorted(xs), 0.95))
 	}
 	iv, ok = Ratio(xs, den)
 	if !ok {
@@ -81,7 +96,7 @@ func TestQuantileInterpolation(t *testing.T) {
 		q    float64
 		want float64
 	}{
-		{[]float64{3, 1, 2}, 0.5, 2}, {[]float64{1, 2, 3, 4}, 0.5, 2.5}, {[]float64{1, 2, 3, 4}, 0.95, 3.85},
+		{[]float64{1, 2, 3}, 0.5, 2}, {[]float64{1, 2, 3, 4}, 0.5, 2.5}, {[]float64{1, 2, 3, 4}, 0.95, 3.85},
 		{[]float64{5}, 0.9, 5},
 	} {
 		if got := quantile(c.xs, c.q); math.Abs(got-c.want) > 1e-12 {
