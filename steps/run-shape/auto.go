@@ -2,6 +2,7 @@ package runshape
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
@@ -36,11 +37,17 @@ func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autostop.Rule, error) {
 }
 
 // recordAuto writes why an auto point stopped, and its metric's interval, onto the point.
+// The point's own interval of the metric (stats, on its token basis) is the one recorded when
+// it has one; the rule's, made the same way from the records, otherwise.
 func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestRecord) {
 	if rule == nil {
 		return
 	}
 	st, iv, ok := rule.Stop(profiled)
+	if own, has := p.Intervals[rule.Metric]; has {
+		iv, ok = own, true
+		st.Achieved = autostop.Achieved(own)
+	}
 	p.Auto = &st
 	if ok {
 		if p.Intervals == nil {
@@ -50,17 +57,24 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 	}
 }
 
-// checkAuto refuses an auto max below the valid requests the metric's interval is made from:
-// such a point could never state its precision.
+// checkAuto refuses an auto max (set, or the default at the cell's lowest concurrency) below
+// the valid requests the metric's interval is made from: such a point could never state its
+// precision.
 func checkAuto(i int, cell schema.Cell) error {
 	a := cell.RequestsPerPoint.Auto
-	if a == nil || a.Max == 0 {
+	if a == nil || len(cell.Concurrencies) == 0 {
 		return nil
 	}
-	if need := autostop.Need(a.Metric); need > 0 && a.Max < need {
-		return &engine.FieldError{Path: fmt.Sprintf("cells[%d].requests_per_point.auto.max", i),
-			Err:  fmt.Errorf("cell %s: requests_per_point auto: max = %d is below the %d valid requests an interval of %s is made from", cell.ID, a.Max, need, a.Metric),
-			Hint: fmt.Sprintf("max: %d or more (or leave it out: max(2000, 100 × concurrency))", need)}
+	need := autostop.Need(a.Metric)
+	low := slices.Min(cell.Concurrencies)
+	if need == 0 || a.MaxFor(low) >= need {
+		return nil
 	}
-	return nil
+	path, what := fmt.Sprintf("cells[%d].requests_per_point.auto", i), "the default max"
+	if a.Max > 0 {
+		path, what = path+".max", "max"
+	}
+	return &engine.FieldError{Path: path,
+		Err:  fmt.Errorf("cell %s: requests_per_point auto: %s = %d is below the %d valid requests an interval of %s is made from", cell.ID, what, a.MaxFor(low), need, a.Metric),
+		Hint: fmt.Sprintf("max: %d or more", need)}
 }

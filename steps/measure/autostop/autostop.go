@@ -128,10 +128,17 @@ func (r *Rule) Stop(records []schema.RequestRecord) (schema.AutoStop, schema.Int
 		}
 		return st, schema.Interval{}, false
 	}
-	if rel := relative(iv); !math.IsInf(rel, 0) {
-		st.Achieved = rel
-	}
+	st.Achieved = Achieved(iv)
 	return st, iv, true
+}
+
+// Achieved is an interval's half-width over the magnitude of its centre, what AutoStop
+// records (0 when the centre is 0 and the ratio has no value).
+func Achieved(iv schema.Interval) float64 {
+	if rel := relative(iv); !math.IsInf(rel, 0) {
+		return rel
+	}
+	return 0
 }
 
 // relative is an interval's half-width over the magnitude of its centre (+Inf at 0).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/stats"
 	"github.com/perfdag/perfdag/steps/sim"
 )
 
@@ -150,5 +151,29 @@ func TestLookSchedule(t *testing.T) {
 	}
 	if Need("ttft_p50_ms") != 200 || Need("ttft_avg_ms") != 100 || Need("ttft_p90_ms") < 1000 {
 		t.Errorf("Need: p50 %d, avg %d, p90 %d", Need("ttft_p50_ms"), Need("ttft_avg_ms"), Need("ttft_p90_ms"))
+	}
+}
+
+// The interval an auto point records is the point's own: the rule's equals the one stats
+// makes for the point from the same records (same series, order and method).
+func TestRuleIntervalIsThePointsOwn(t *testing.T) {
+	v, err := sim.NewVirtual(schema.SimConfig{Seed: 9, TTFTMs: 40, PrefillMsPer1K: 8, TPOTMs: 2, TTFTSigma: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]schema.RequestRecord, 1500)
+	for i := range recs {
+		recs[i] = v.Record("c", phaseProfiling, concurrency, i, inputTokens, 16)
+	}
+	own := stats.Compute(recs, stats.Options{Cell: "c", Concurrency: concurrency}).Intervals
+	for _, name := range []string{"ttft_p50_ms", "ttft_p90_ms", "ttft_avg_ms", "request_latency_p50_ms", "itl_avg_ms", "tok_s_per_user", "output_tok_s", "request_throughput"} {
+		r, err := New(schema.AutoCount{Metric: name, RelCI: 0.05}, concurrency)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, iv, ok := r.Stop(recs)
+		if want, has := own[name]; !ok || !has || math.Abs(iv.Lo-want.Lo) > 1e-9*math.Abs(want.Lo) || math.Abs(iv.Hi-want.Hi) > 1e-9*math.Abs(want.Hi) || iv.Method != want.Method {
+			t.Errorf("%s: rule %+v (%v), point %+v (%v)", name, iv, ok, want, has)
+		}
 	}
 }

@@ -19,10 +19,13 @@ const (
 )
 
 // consistentBatches is ⌊√n⌋, the batch count (and length) of consistent batch means, capped
-// for a percentile so each batch keeps interval.TailPerBatch values past it; 0 below
-// interval.MinBatches batches.
-func consistentBatches(n int, q float64) int {
+// so each batch holds at least the requests in flight (as the points' intervals ask) and, for
+// a percentile, interval.TailPerBatch values past it; 0 below interval.MinBatches batches.
+func consistentBatches(n int, q, inflight float64) int {
 	k := int(math.Sqrt(float64(n)))
+	if inflight > 1 {
+		k = min(k, int(float64(n)/inflight))
+	}
 	if q > 0 {
 		k = min(k, int(float64(n)*min(q, 1-q)/interval.TailPerBatch))
 	}
@@ -33,9 +36,9 @@ func consistentBatches(n int, q float64) int {
 }
 
 // consistent bounds a mean (q 0), a q-quantile, or Σnum/Σden (den set) with consistent batches.
-func consistent(xs []float64, q float64, den []float64) (schema.Interval, bool) {
+func consistent(xs []float64, q float64, den []float64, inflight float64) (schema.Interval, bool) {
 	n := len(xs)
-	k := consistentBatches(n, q)
+	k := consistentBatches(n, q, inflight)
 	if k == 0 || !finite(xs) || (den != nil && (len(den) != n || !finite(den))) {
 		return schema.Interval{}, false
 	}

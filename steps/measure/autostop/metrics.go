@@ -1,7 +1,8 @@
 package autostop
 
 import (
-	"math"
+	"cmp"
+	"slices"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/interval"
@@ -10,60 +11,91 @@ import (
 
 const phaseProfiling = stats.PhaseProfiling
 
-// metric is how one watchable metric is bounded: its per-request values (valid profiling
-// requests, in issue order) and the interval made from them.
+// metric is how one watchable metric is bounded from per-request values: a mean, a
+// q-quantile, or a ratio Σnum / Σ(time to the next start) (num nil: the request count).
 type metric struct {
-	values func(valid []schema.RequestRecord) []float64
-	q      float64 // the quantile for a percentile; 0 for a mean
-	ratio  bool    // Σ output tokens / Σ time between starts (output_token_throughput)
+	value func(schema.RequestRecord) (float64, bool) // per request; ok false: the request has none
+	q     float64                                    // the quantile for a percentile; 0 for a mean
+	ratio bool
+	num   func(schema.RequestRecord) float64 // a ratio's numerator per request
 }
 
-// metrics are schema.AutoMetrics' implementations (a test checks the two lists agree).
+// metrics are schema.AutoMetrics' implementations (a test checks the two lists agree), keyed
+// and defined as the points' own intervals are (steps/measure/stats, docs/statistics.md).
 var metrics = map[string]metric{
-	"ttft_avg_ms":             {values: each(ttftMs)},
-	"ttft_p50_ms":             {values: each(ttftMs), q: 0.5},
-	"ttft_p90_ms":             {values: each(ttftMs), q: 0.9},
-	"ttfo_avg_ms":             {values: each(ttfoMs)},
-	"itl_avg_ms":              {values: each(itlMs)},
-	"itl_p50_ms":              {values: each(itlMs), q: 0.5},
-	"request_latency_avg_ms":  {values: each(latencyMs)},
-	"request_latency_p50_ms":  {values: each(latencyMs), q: 0.5},
-	"request_latency_p90_ms":  {values: each(latencyMs), q: 0.9},
-	"tps_per_user":            {values: each(tpsPerUser)},
-	"output_token_throughput": {ratio: true},
+	"ttft_avg_ms":            {value: ttftMs},
+	"ttft_p50_ms":            {value: ttftMs, q: 0.5},
+	"ttft_p90_ms":            {value: ttftMs, q: 0.9},
+	"ttft_p95_ms":            {value: ttftMs, q: 0.95},
+	"itl_avg_ms":             {value: itlMs},
+	"itl_p50_ms":             {value: itlMs, q: 0.5},
+	"request_latency_avg_ms": {value: latencyMs},
+	"request_latency_p50_ms": {value: latencyMs, q: 0.5},
+	"tok_s_per_user":         {value: tpsPerUser},
+	"output_tok_s":           {ratio: true, num: func(r schema.RequestRecord) float64 { return float64(tokens(r)) }},
+	"request_throughput":     {ratio: true, num: func(schema.RequestRecord) float64 { return 1 }},
 }
 
-// series is the metric's per-request values over records (only valid profiling requests
-// count), and for a ratio the paired denominators.
-func (m metric) series(records []schema.RequestRecord) (xs, den []float64) {
+// sample is a metric's values over a point's valid profiling requests in start order, a
+// ratio's paired spans, and the mean requests in flight (Little's law: Σ latency / window).
+type sample struct {
+	xs, den  []float64
+	inflight float64
+}
+
+func (m metric) sample(records []schema.RequestRecord) sample {
 	valid := make([]schema.RequestRecord, 0, len(records))
+	var winEnd int64
+	latency := 0.0
 	for _, r := range records {
 		if (r.Phase == "" || r.Phase == phaseProfiling) && stats.Class(r) == "" {
 			valid = append(valid, r)
+			winEnd = max(winEnd, r.LastContentNs)
+			latency += float64(r.LastContentNs - r.StartNs)
 		}
 	}
-	if m.ratio {
-		return throughputPairs(valid)
+	slices.SortStableFunc(valid, func(a, b schema.RequestRecord) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	var s sample
+	if len(valid) == 0 {
+		return s
 	}
-	return m.values(valid), nil
+	if w := float64(winEnd - valid[0].StartNs); w > 0 {
+		s.inflight = latency / w
+	}
+	for i, r := range valid {
+		if m.ratio {
+			next := winEnd
+			if i+1 < len(valid) {
+				next = valid[i+1].StartNs
+			}
+			s.xs, s.den = append(s.xs, m.num(r)), append(s.den, float64(next-r.StartNs)/1e9)
+		} else if v, ok := m.value(r); ok {
+			s.xs = append(s.xs, v)
+		}
+	}
+	return s
 }
 
-// interval bounds the metric on records with the interval package (10 to 20 batches).
+// interval bounds the metric on records as the point's own interval is made (the interval
+// package, 10 to 20 batches, none when a batch is shorter than the requests in flight).
 func (m metric) interval(records []schema.RequestRecord) (schema.Interval, bool) {
-	xs, den := m.series(records)
+	s := m.sample(records)
+	if !interval.LongEnough(len(s.xs), s.inflight) {
+		return schema.Interval{}, false
+	}
 	switch {
 	case m.ratio:
-		return interval.Ratio(xs, den)
+		return interval.Ratio(s.xs, s.den)
 	case m.q > 0:
-		return interval.Quantile(xs, m.q)
+		return interval.Quantile(s.xs, m.q)
 	}
-	return interval.Mean(xs)
+	return interval.Mean(s.xs)
 }
 
 // consistent bounds the metric on records with ⌊√n⌋ batches (the stopping rule's interval).
 func (m metric) consistent(records []schema.RequestRecord) (schema.Interval, bool) {
-	xs, den := m.series(records)
-	return consistent(xs, m.q, den)
+	s := m.sample(records)
+	return consistent(s.xs, m.q, s.den, s.inflight)
 }
 
 // need is the fewest values the metric's interval is made from.
@@ -78,26 +110,9 @@ func (m metric) need() int {
 	return n
 }
 
-// each turns a per-request value (ok false: the request has none) into a values func.
-func each(f func(schema.RequestRecord) (float64, bool)) func([]schema.RequestRecord) []float64 {
-	return func(valid []schema.RequestRecord) []float64 {
-		out := make([]float64, 0, len(valid))
-		for _, r := range valid {
-			if v, ok := f(r); ok {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-}
-
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 func ttftMs(r schema.RequestRecord) (float64, bool) { return ms(r.FirstTokenNs - r.StartNs), true }
-
-func ttfoMs(r schema.RequestRecord) (float64, bool) {
-	return ms(r.FirstOutputNs - r.StartNs), r.FirstOutputNs != 0
-}
 
 func latencyMs(r schema.RequestRecord) (float64, bool) { return ms(r.LastContentNs - r.StartNs), true }
 
@@ -130,20 +145,4 @@ func tpsPerUser(r schema.RequestRecord) (float64, bool) {
 		return 0, false
 	}
 	return 1000 / v, true
-}
-
-// throughputPairs pairs each valid request's output tokens with the seconds from its start to
-// the next one's (the last: to its last content), so Σden spans the window, as
-// interval.Ratio expects for output_token_throughput.
-func throughputPairs(valid []schema.RequestRecord) (num, den []float64) {
-	num, den = make([]float64, len(valid)), make([]float64, len(valid))
-	for i, r := range valid {
-		num[i] = float64(tokens(r))
-		end := r.LastContentNs
-		if i+1 < len(valid) {
-			end = valid[i+1].StartNs
-		}
-		den[i] = math.Max(float64(end-r.StartNs), 0) / 1e9
-	}
-	return num, den
 }
