@@ -178,3 +178,20 @@ func TestRuleIntervalIsThePointsOwn(t *testing.T) {
 		}
 	}
 }
+
+// The deciding interval's batches: ⌊√n⌋, fewer when a batch would be shorter than the
+// requests in flight or would hold under ten values past a percentile, none below ten.
+func TestConsistentBatches(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		q, in float64
+		want  int
+	}{
+		{100, 0, 1, 10}, {99, 0, 1, 0}, {2500, 0, 4, 50}, {2500, 0, 64, 39}, {639, 0, 64, 0}, {640, 0, 64, 10},
+		{400, 0.5, 1, 20}, {199, 0.5, 1, 0}, {2500, 0.9, 1, 25}, {999, 0.9, 1, 0},
+	} {
+		if got := consistentBatches(c.n, c.q, c.in); got != c.want {
+			t.Errorf("n %d q %v in flight %v: %d batches, want %d", c.n, c.q, c.in, got, c.want)
+		}
+	}
+}

@@ -27,7 +27,7 @@ func consistentBatches(n int, q, inflight float64) int {
 		k = min(k, int(float64(n)/inflight))
 	}
 	if q > 0 {
-		k = min(k, int(float64(n)*min(q, 1-q)/interval.TailPerBatch))
+		k = min(k, int(float64(n)*min(q, 1-q)/interval.TailPerBatch+1e-9)) // 1 − 0.9 is 0.0999…
 	}
 	if k < interval.MinBatches {
 		return 0
