@@ -38,6 +38,7 @@ type Config struct {
 // run's own interrupt cut off (class cancelled), which are no failure of the server.
 type Progress struct {
 	Done, Total, Errors, Cancelled, InFlight int
+	Adaptive                                 bool    // Total is a cap: looks decide when the point stops
 	TTFTP50Ms                                float64 // median TTFT of the last RollingWindow valid requests (0 before any)
 	Elapsed                                  time.Duration
 }
@@ -260,7 +261,8 @@ func (t *tracker) final() {
 }
 
 func (t *tracker) snapshot() Progress {
-	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, Cancelled: t.cancelled, InFlight: t.inFlight, Elapsed: time.Since(t.begin)}
+	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, Cancelled: t.cancelled, InFlight: t.inFlight,
+		Adaptive: t.cfg.Adaptive != nil, Elapsed: time.Since(t.begin)}
 	if len(t.ttft) > 0 {
 		s := append([]float64(nil), t.ttft...)
 		sort.Float64s(s)
