@@ -57,16 +57,16 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 	}
 }
 
-// checkAuto refuses an auto max (set, or the default at the cell's lowest concurrency) below
-// the valid requests the metric's interval is made from: such a point could never state its
-// precision.
+// checkAuto refuses an auto max (set, or the default) below the valid requests the metric's
+// interval is made from at the cell's lowest concurrency: such a point could never state its
+// precision. (Higher concurrencies need more: a look there just waits, up to max.)
 func checkAuto(i int, cell schema.Cell) error {
 	a := cell.RequestsPerPoint.Auto
 	if a == nil || len(cell.Concurrencies) == 0 {
 		return nil
 	}
-	need := autostop.Need(a.Metric)
 	low := slices.Min(cell.Concurrencies)
+	need := autostop.Need(a.Metric, low)
 	if need == 0 || a.MaxFor(low) >= need {
 		return nil
 	}
@@ -75,6 +75,7 @@ func checkAuto(i int, cell schema.Cell) error {
 		path, what = path+".max", "max"
 	}
 	return &engine.FieldError{Path: path,
-		Err:  fmt.Errorf("cell %s: requests_per_point auto: %s = %d is below the %d valid requests an interval of %s is made from", cell.ID, what, a.MaxFor(low), need, a.Metric),
+		Err: fmt.Errorf("cell %s: requests_per_point auto: %s = %d is below the %d valid requests an interval of %s needs at concurrency %d",
+			cell.ID, what, a.MaxFor(low), need, a.Metric, low),
 		Hint: fmt.Sprintf("max: %d or more", need)}
 }

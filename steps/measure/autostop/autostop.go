@@ -37,18 +37,13 @@ const Growth = 0.25
 
 // Rule is one point's auto spec resolved at its concurrency.
 type Rule struct {
-	Metric                             string
-	RelCI                              float64
-	Min                                int // fewest requests before the first look can stop
-	Max                                int // the most the point sends
-	Batch                              int // requests between looks at least: max(concurrency, 10)
-	m                                  metric
-	growth                             float64 // Growth; a field so the tests can compare schedules
-	first                              int     // the first look is at first × the metric's minimum
-	confirm                            int     // consecutive looks that must meet the precision
-	streak                             int
-	decideConsistent, reportConsistent bool
-	ub                                 bool
+	Metric string
+	RelCI  float64
+	Min    int // fewest requests before the first look can stop
+	Max    int // the most the point sends
+	Batch  int // requests between looks at least: max(concurrency, 10)
+	m      metric
+	need   int // valid requests the metric's interval needs at this concurrency
 
 	mu      sync.Mutex
 	looks   int
@@ -64,16 +59,18 @@ func New(a schema.AutoCount, c int) (*Rule, error) {
 	if !(a.RelCI > 0 && a.RelCI < 1) {
 		return nil, fmt.Errorf("requests_per_point auto: rel_ci = %v: want a fraction between 0 and 1", a.RelCI)
 	}
-	return &Rule{Metric: a.Metric, RelCI: a.RelCI, Min: a.MinFor(c), Max: a.MaxFor(c), Batch: max(c, 10), m: m}, nil
+	return &Rule{Metric: a.Metric, RelCI: a.RelCI, Min: a.MinFor(c), Max: a.MaxFor(c), Batch: max(c, 10), m: m, need: m.need(float64(c))}, nil
 }
 
-// Need is the fewest valid requests from which metric has an interval (0 for an unknown one).
-func Need(metricName string) int {
+// Need is the fewest valid requests from which metric has an interval at concurrency c (a
+// closed loop holds c in flight; batches hold interval.InflightFactor × that), 0 for an
+// unknown metric.
+func Need(metricName string, c int) int {
 	m, ok := metrics[metricName]
 	if !ok {
 		return 0
 	}
-	return m.need()
+	return m.need(float64(c))
 }
 
 // Adaptive is the load generator's side of the rule; concurrency sets how far requests may
@@ -87,7 +84,7 @@ func (r *Rule) Adaptive(concurrency int) *loadgen.Adaptive {
 // Growth past the previous.
 func (r *Rule) Next(prev int) int {
 	if prev == 0 {
-		return roundUp(max(r.Min, r.m.need(), 1), r.Batch)
+		return roundUp(max(r.Min, r.need, 1), r.Batch)
 	}
 	return prev + roundUp(max(r.Batch, int(math.Ceil(Growth*float64(prev)))), r.Batch)
 }
@@ -112,7 +109,8 @@ func (r *Rule) Enough(prefix []schema.RequestRecord) bool {
 // Stop is the point's record of the rule once its load is over: the interval of the metric
 // over every request the point sent (those in flight at the stopping look included), made
 // by the interval package as every point's intervals are (not the stopping rule's own, which
-// was selected for being narrow), and why it stopped. ok is false when the point has too few valid requests for an interval.
+// was selected for being narrow), and why it stopped. ok is false when the point has too
+// few valid requests for an interval.
 func (r *Rule) Stop(records []schema.RequestRecord) (schema.AutoStop, schema.Interval, bool) {
 	r.mu.Lock()
 	looks, reached := r.looks, r.reached

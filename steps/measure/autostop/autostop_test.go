@@ -143,15 +143,22 @@ func TestLookSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	var looks []int
-	for n := r.Next(0); n < 1000; n = r.Next(n) {
+	for n := r.Next(0); n < 5000; n = r.Next(n) {
 		looks = append(looks, n)
 	}
-	want := []int{208, 272, 352, 448, 560, 704, 880}
+	// at c16 a batch holds 8 × 16 requests: the first look waits for 10 of them
+	want := []int{1280, 1600, 2000, 2512, 3152, 3952, 4944}
 	if !slices.Equal(looks, want) {
 		t.Errorf("looks %v, want %v", looks, want)
 	}
-	if Need("ttft_p50_ms") != 200 || Need("ttft_avg_ms") != 100 || Need("ttft_p90_ms") < 1000 {
-		t.Errorf("Need: p50 %d, avg %d, p90 %d", Need("ttft_p50_ms"), Need("ttft_avg_ms"), Need("ttft_p90_ms"))
+	for _, c := range []struct {
+		metric string
+		conc   int
+		want   int
+	}{{"ttft_p50_ms", 0, 200}, {"ttft_avg_ms", 0, 100}, {"ttft_p50_ms", 1, 200}, {"ttft_avg_ms", 4, 320}, {"ttft_p50_ms", 16, 1280}, {"nope", 1, 0}} {
+		if got := Need(c.metric, c.conc); got != c.want {
+			t.Errorf("Need(%s, c%d) = %d, want %d", c.metric, c.conc, got, c.want)
+		}
 	}
 }
 
@@ -179,16 +186,16 @@ func TestRuleIntervalIsThePointsOwn(t *testing.T) {
 	}
 }
 
-// The deciding interval's batches: ⌊√n⌋, fewer when a batch would be shorter than the
-// requests in flight or would hold under ten values past a percentile, none below ten.
+// The deciding interval's batches: ⌊√n⌋, fewer when a batch would hold under 8 × the
+// requests in flight or under ten values past a percentile, none below ten.
 func TestConsistentBatches(t *testing.T) {
 	for _, c := range []struct {
 		n     int
 		q, in float64
 		want  int
 	}{
-		{100, 0, 1, 10}, {99, 0, 1, 0}, {2500, 0, 4, 50}, {2500, 0, 64, 39}, {639, 0, 64, 0}, {640, 0, 64, 10},
-		{400, 0.5, 1, 20}, {199, 0.5, 1, 0}, {2500, 0.9, 1, 25}, {999, 0.9, 1, 0},
+		{100, 0, 0, 10}, {99, 0, 0, 0}, {2500, 0, 4, 50}, {2500, 0, 8, 39}, {5119, 0, 64, 0}, {5120, 0, 64, 10},
+		{400, 0.5, 0, 20}, {199, 0.5, 0, 0}, {2500, 0.9, 1, 25}, {999, 0.9, 0, 0},
 	} {
 		if got := consistentBatches(c.n, c.q, c.in); got != c.want {
 			t.Errorf("n %d q %v in flight %v: %d batches, want %d", c.n, c.q, c.in, got, c.want)

@@ -19,12 +19,13 @@ const (
 )
 
 // consistentBatches is ⌊√n⌋, the batch count (and length) of consistent batch means, capped
-// so each batch holds at least the requests in flight (as the points' intervals ask) and, for
-// a percentile, interval.TailPerBatch values past it; 0 below interval.MinBatches batches.
+// so each batch holds interval.InflightFactor × the requests in flight (as the points'
+// intervals ask) and, for a percentile, interval.TailPerBatch values past it; 0 below
+// interval.MinBatches batches.
 func consistentBatches(n int, q, inflight float64) int {
 	k := int(math.Sqrt(float64(n)))
-	if inflight > 1 {
-		k = min(k, int(float64(n)/inflight))
+	if inflight > 0 {
+		k = min(k, int(float64(n)/(interval.InflightFactor*inflight)+1e-9))
 	}
 	if q > 0 {
 		k = min(k, int(float64(n)*min(q, 1-q)/interval.TailPerBatch+1e-9)) // 1 − 0.9 is 0.0999…

@@ -77,19 +77,18 @@ func (m metric) sample(records []schema.RequestRecord) sample {
 }
 
 // interval bounds the metric on records as the point's own interval is made (the interval
-// package, 10 to 20 batches, none when a batch is shorter than the requests in flight).
+// package, 10 to 20 batches, each at least interval.InflightFactor × the requests in flight).
 func (m metric) interval(records []schema.RequestRecord) (schema.Interval, bool) {
 	s := m.sample(records)
-	if !interval.LongEnough(len(s.xs), s.inflight) {
-		return schema.Interval{}, false
-	}
+	b := interval.For(s.inflight)
 	switch {
 	case m.ratio:
-		return interval.Ratio(s.xs, s.den)
+		return b.Ratio(s.xs, s.den)
 	case m.q > 0:
-		return interval.Quantile(s.xs, m.q)
+		iv := b.Quantiles(s.xs, m.q)[0]
+		return iv, iv.N > 0
 	}
-	return interval.Mean(s.xs)
+	return b.Mean(s.xs)
 }
 
 // consistent bounds the metric on records with ⌊√n⌋ batches (the stopping rule's interval).
@@ -98,14 +97,15 @@ func (m metric) consistent(records []schema.RequestRecord) (schema.Interval, boo
 	return consistent(s.xs, m.q, s.den, s.inflight)
 }
 
-// need is the fewest values the metric's interval is made from.
-func (m metric) need() int {
-	if m.q == 0 {
-		return interval.MinSamples
-	}
+// need is the fewest values the metric's interval is made from with inflight requests in
+// flight (0: no in-flight rule).
+func (m metric) need(inflight float64) int {
+	b := interval.For(inflight)
 	n := interval.MinSamples
-	for interval.QuantileBatches(n, m.q) == 0 {
-		n++
+	for ; n <= schema.MaxRequestsPerPoint; n++ {
+		if (m.q == 0 && b.Batches(n) > 0) || (m.q > 0 && b.QuantileBatches(n, m.q) > 0) {
+			return n
+		}
 	}
 	return n
 }
