@@ -6,6 +6,7 @@ type SimConfig struct {
 	Deterministic      bool      `yaml:"deterministic,omitempty" json:"deterministic,omitempty" doc:"test double for engine tests: no network and no wall clock; every recorded time and count of a point is a pure function of cell, concurrency and request index; no /metrics or DCGM exporter"`
 	ZeroDelay          bool      `yaml:"zero_delay,omitempty" json:"zero_delay,omitempty" doc:"stream as fast as possible (client benchmarks)"`
 	TTFTMs             float64   `yaml:"ttft_ms,omitempty" json:"ttft_ms,omitempty" range:"0,600000" doc:"base time to first token in ms (default 40)"`
+	TTFTSigma          float64   `yaml:"ttft_sigma,omitempty" json:"ttft_sigma,omitempty" range:"0,5" doc:"spread of TTFT: each request's TTFT (ttft_ms + prefill) is multiplied by exp(ttft_sigma × Z), Z standard normal, so TTFT is lognormal with that median; 0 = none"`
 	PrefillMsPer1K     float64   `yaml:"prefill_ms_per_1k,omitempty" json:"prefill_ms_per_1k,omitempty" range:"0,600000" doc:"extra TTFT per 1,000 prompt tokens in ms (default 8)"`
 	TPOTMs             float64   `yaml:"tpot_ms,omitempty" json:"tpot_ms,omitempty" range:"0,60000" doc:"time per output token at batch 1 in ms (default 8)"`
 	BatchTPOTMs        float64   `yaml:"batch_tpot_ms,omitempty" json:"batch_tpot_ms,omitempty" range:"0,60000" doc:"extra time per token per other running request in ms (default 0.05)"`

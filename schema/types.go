@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// Count is requests_per_point: an absolute count, or a multiple of the concurrency ("3x").
+// Count is requests_per_point: an absolute count, a multiple of the concurrency ("3x"), or
+// {auto: {...}}: as many as a metric's interval needs (AutoCount).
 type Count struct {
-	N        int `yaml:"-" json:"-"` // absolute count, when set
-	Multiple int `yaml:"-" json:"-"` // N× concurrency, when set
+	N        int        `yaml:"-" json:"-"` // absolute count, when set
+	Multiple int        `yaml:"-" json:"-"` // N× concurrency, when set
+	Auto     *AutoCount `yaml:"-" json:"-"` // measure until precise enough, when set
 }
 
 // Bounds of requests_per_point: a point is held in memory request by request, so its size is
@@ -55,11 +57,14 @@ func isDigits(s string) bool {
 }
 
 // IsZero reports an unset count.
-func (c Count) IsZero() bool { return c.N == 0 && c.Multiple == 0 }
+func (c Count) IsZero() bool { return c.N == 0 && c.Multiple == 0 && c.Auto == nil }
 
-// For resolves the count at a concurrency; unset means max(10, 3 × concurrency).
+// For resolves the count at a concurrency; unset means max(10, 3 × concurrency); auto means
+// its minimum (what every auto point sends at least, and what a burn-in pass sends).
 func (c Count) For(concurrency int) int {
 	switch {
+	case c.Auto != nil:
+		return c.Auto.MinFor(concurrency)
 	case c.N > 0:
 		return c.N
 	case c.Multiple > 0:
@@ -70,6 +75,8 @@ func (c Count) For(concurrency int) int {
 
 func (c Count) String() string {
 	switch {
+	case c.Auto != nil:
+		return c.Auto.String()
 	case c.N > 0:
 		return strconv.Itoa(c.N)
 	case c.Multiple > 0:
@@ -78,11 +85,19 @@ func (c Count) String() string {
 	return ""
 }
 
-// UnmarshalYAML accepts an integer or an "Nx" string.
+// UnmarshalYAML accepts an integer, an "Nx" string or {auto: {...}}.
 func (c *Count) UnmarshalYAML(unmarshal func(any) error) error {
 	var v any
 	if err := unmarshal(&v); err != nil {
 		return err
+	}
+	if m, ok := v.(map[string]any); ok {
+		a, err := parseAuto(m)
+		if err != nil {
+			return err
+		}
+		*c = Count{Auto: a}
+		return nil
 	}
 	parsed, err := ParseCount(fmt.Sprint(v))
 	if err != nil {
@@ -94,21 +109,27 @@ func (c *Count) UnmarshalYAML(unmarshal func(any) error) error {
 
 // MarshalYAML writes the form the user wrote.
 func (c Count) MarshalYAML() (any, error) {
+	if c.Auto != nil {
+		return map[string]any{"auto": c.Auto}, nil
+	}
 	if c.N > 0 {
 		return c.N, nil
 	}
 	return c.String(), nil
 }
 
-// MarshalJSON writes an integer or "Nx".
+// MarshalJSON writes an integer, "Nx" or {"auto": {...}}.
 func (c Count) MarshalJSON() ([]byte, error) {
+	if c.Auto != nil {
+		return json.Marshal(map[string]any{"auto": c.Auto})
+	}
 	if c.N > 0 {
 		return []byte(strconv.Itoa(c.N)), nil
 	}
 	return json.Marshal(c.String())
 }
 
-// UnmarshalJSON reads an integer or "Nx".
+// UnmarshalJSON reads an integer, "Nx" or {"auto": {...}}.
 func (c *Count) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -116,6 +137,14 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 	}
 	if v == nil || v == "" {
 		*c = Count{}
+		return nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		a, err := parseAuto(m)
+		if err != nil {
+			return err
+		}
+		*c = Count{Auto: a}
 		return nil
 	}
 	parsed, err := ParseCount(fmt.Sprint(v))
@@ -131,6 +160,16 @@ func (Count) JSONSchema() map[string]any {
 	return map[string]any{"oneOf": []any{
 		map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
 		map[string]any{"type": "string", "pattern": "^([1-9][0-9]{0,2}|1000)x$"},
+		map[string]any{"type": "object", "additionalProperties": false, "required": []any{"auto"}, "properties": map[string]any{
+			"auto": map[string]any{"type": "object", "additionalProperties": false, "required": []any{"metric", "rel_ci"},
+				"description": "measure in batches until the 95 % interval of metric is within ±rel_ci of its estimate (docs/measurement.md)",
+				"properties": map[string]any{
+					"metric": map[string]any{"type": "string", "enum": autoMetricsAny()},
+					"rel_ci": map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+					"min":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
+					"max":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
+				}},
+		}},
 	}}
 }
 

@@ -145,10 +145,41 @@ func (d *decoder) leaf(node ast.Node, v reflect.Value, path string) {
 			msg = yerr.GetMessage()
 		}
 		d.bad[path] = true
-		d.errorf(node, "", "%s: %s", label(path), firstLine(msg))
+		d.errorf(d.inner(node, path, msg), "", "%s: %s", label(path), firstLine(msg))
 		return
 	}
 	v.Set(tmp.Elem())
+	d.index(node, path)
+}
+
+// inner is where a custom type's error belongs: the nested key its message starts with
+// ("requests_per_point.auto.mx: unknown key" points at mx), else the value itself.
+func (d *decoder) inner(node ast.Node, path, msg string) ast.Node {
+	d.index(node, path)
+	base := path[strings.LastIndexAny(path, ".]")+1:]
+	at, best := node, 0
+	for k, n := range d.keys {
+		rel, ok := strings.CutPrefix(k, path+".")
+		if ok && strings.HasPrefix(msg, base+"."+rel+":") && len(rel) > best {
+			at, best = n, len(rel)
+		}
+	}
+	return at
+}
+
+// index records the positions of a custom type's nested keys and values (requests_per_point's
+// {auto: {metric: ...}}), so later checks point at the key they are about.
+func (d *decoder) index(node ast.Node, path string) {
+	pairs, ok := mappingPairs(d.unwrap(node))
+	if !ok {
+		return
+	}
+	for _, kv := range pairs {
+		child := join(path, keyString(kv.Key))
+		d.keys[child] = kv.Key
+		d.nodes[child] = d.unwrap(kv.Value)
+		d.index(kv.Value, child)
+	}
 }
 
 func (d *decoder) decodeStruct(node ast.Node, v reflect.Value, path string) {

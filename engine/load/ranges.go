@@ -113,6 +113,10 @@ var maxConcurrency = func() float64 {
 // requests bounds the requests a cell's points send: requests_per_point resolved at the
 // cell's largest concurrency (the default is 3 × concurrency), plus warm-up.
 func (v *validator) requests(cell *schema.Cell, p string) {
+	if a := cell.RequestsPerPoint.Auto; a != nil {
+		v.auto(cell, *a, p+".requests_per_point.auto")
+		return
+	}
 	top := 0
 	for _, c := range cell.Concurrencies {
 		top = max(top, c)
@@ -127,5 +131,35 @@ func (v *validator) requests(cell *schema.Cell, p string) {
 		}
 		v.at(p+".requests_per_point", true, "lower requests_per_point or the concurrency: a point's requests are held in memory",
 			"cell %s sends %d requests at concurrency %d (%s); a point sends at most %d", cell.ID, n, top, form, schema.MaxRequestsPerPoint)
+	}
+}
+
+// autoHints says how to fix each field of an auto spec.
+var autoHints = map[string]string{
+	"rel_ci": "rel_ci: 0.02 asks for a 95 % interval within ±2 % of the estimate",
+	"min":    "min is the fewest requests a point sends, at most max",
+	"max":    "max caps the requests of a point (default max(2000, 100 × concurrency))",
+}
+
+// auto checks requests_per_point: {auto: {...}}, each problem at its key.
+func (v *validator) auto(cell *schema.Cell, a schema.AutoCount, p string) {
+	problems := a.Problems()
+	for _, field := range []string{"metric", "rel_ci", "min", "max"} {
+		msg, ok := problems[field]
+		if !ok {
+			continue
+		}
+		hint := autoHints[field]
+		if field == "metric" {
+			hint = diag.DidYouMean(a.Metric, schema.AutoMetrics)
+			if hint == "" {
+				hint = "one of " + strings.Join(schema.AutoMetrics, ", ")
+			}
+		}
+		path, keyPos := p+"."+field, true
+		if _, present := v.d.keys[path]; !present {
+			path = p // a missing key: point at auto itself
+		}
+		v.at(path, keyPos, hint, "cell %s: %s", cell.ID, msg)
 	}
 }

@@ -6,7 +6,8 @@
 //
 // A point interrupted midway re-runs whole on resume: its throughput window and its steady
 // concurrency cannot be stitched from two sessions without biasing the numbers, so there is no
-// per-batch checkpoint inside a point.
+// per-batch checkpoint inside a point — an auto point (requests_per_point auto) included: its
+// batches are looks inside one continuous session, not separate runs.
 package runshape
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/measure/autostop"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
@@ -62,7 +64,7 @@ func inputs(t *engine.Task) any {
 		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
 		"workload":        c.Workload,
 		"dataset":         datasetStamp(t),
-		"requests":        c.RequestsPerPoint.For(t.Concurrency),
+		"requests":        requestsInput(c.RequestsPerPoint, t.Concurrency),
 		"warmup_requests": c.WarmupRequests,
 		"concurrency":     t.Concurrency,
 		"gpus":            c.GPUs,
@@ -116,6 +118,9 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].workload", i), Err: fmt.Errorf("cell %s: %w", cell.ID, err),
 				Hint: "shape: one of " + strings.Join(workload.Shapes(), ", ") + ", or custom with input_tokens and output_tokens"})
 		}
+		if err := checkAuto(i, cell); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }
@@ -136,6 +141,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(conc), Concurrency: conc,
 		Rate: cell.Workload.RequestRate, Arrival: cell.Workload.Arrival, Seed: cell.Workload.Seed}
+	rule, err := autoLoad(cell, &cfg)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	if rule != nil && s.Endpoint.Virtual != nil {
+		// the deterministic simulator answers at once: what ran ahead of the stopping look
+		// would be a race, and its points must be pure functions of the campaign
+		cfg.Adaptive.Ahead = -1
+	}
 	progress := func(p loadgen.Progress) {
 		if t.Progress != nil {
 			t.Progress(session.ProgressLine(p))
@@ -167,11 +181,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs})
 	point.MetricsFamilies = families
+	recordAuto(&point, rule, profiled)
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
 	res := ResultOf(point, files)
 	out := engine.Result{Value: res, Outputs: files.List(), Summary: summary(res)}
+	if point.Auto != nil {
+		out.Summary += "; " + autostop.Line(*point.Auto)
+	}
 	if point.Status == "failed" {
 		return out, fmt.Errorf("no valid request at concurrency %d: %s (%s); records in %s", conc, plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)
 	}

@@ -185,7 +185,7 @@ func (x *call) serve() {
 	kv := x.truth.PromptTokens
 	defer func() { s.state.finished(kv) }()
 
-	first := x.truth.AdmittedNs + int64(s.p.ttft) + int64(s.p.prefillPer1K)*int64(x.truth.PromptTokens)/1000
+	first := x.truth.AdmittedNs + int64(float64(int64(s.p.ttft)+int64(s.p.prefillPer1K)*int64(x.truth.PromptTokens)/1000)*x.plan.ttftFactor)
 	x.truth.InjectedTTFTNs = first - x.truth.ArrivedNs
 	x.timer = time.NewTimer(time.Hour)
 	defer x.timer.Stop()

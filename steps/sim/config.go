@@ -59,6 +59,7 @@ type params struct {
 	seed            int64
 	zero            bool
 	ttft            time.Duration
+	ttftSigma       float64 // TTFT × exp(σZ): lognormal around the nominal TTFT
 	prefillPer1K    time.Duration
 	tpot            time.Duration
 	batchTPOT       time.Duration
@@ -101,6 +102,7 @@ func resolve(cfg schema.SimConfig) (params, error) {
 		seed:            cfg.Seed,
 		zero:            cfg.ZeroDelay,
 		ttft:            delay(cfg.TTFTMs, DefaultTTFTMs),
+		ttftSigma:       cfg.TTFTSigma,
 		prefillPer1K:    delay(cfg.PrefillMsPer1K, DefaultPrefillMsPer1K),
 		tpot:            delay(cfg.TPOTMs, DefaultTPOTMs),
 		batchTPOT:       delay(cfg.BatchTPOTMs, DefaultBatchTPOTMs),
@@ -113,6 +115,9 @@ func resolve(cfg schema.SimConfig) (params, error) {
 		specRate:        cfg.SpecAcceptRate,
 		specTokens:      orDefault(cfg.SpecTokens, DefaultSpecTokens),
 		gpus:            orDefault(cfg.GPUs, 1),
+	}
+	if s := cfg.TTFTSigma; s < 0 || s > 5 || math.IsNaN(s) {
+		return params{}, fmt.Errorf("sim.ttft_sigma = %v: want a spread between 0 and 5", s)
 	}
 	if p.zero {
 		p.ttft, p.prefillPer1K, p.tpot, p.batchTPOT = 0, 0, 0, 0
@@ -168,4 +173,12 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
+}
+
+// ttftSpread is exp(σZ) for a standard normal Z: what a request's nominal TTFT is multiplied by.
+func (p *params) ttftSpread(z float64) float64 {
+	if p.ttftSigma == 0 {
+		return 1
+	}
+	return math.Exp(p.ttftSigma * z)
 }

@@ -23,7 +23,8 @@ type plan struct {
 	answerN     int
 	finish      string
 	pieces      []piece
-	reasonField string // delta field for reasoning pieces ("" for think: they go in content)
+	reasonField string  // delta field for reasoning pieces ("" for think: they go in content)
+	ttftFactor  float64 // the request's TTFT spread, exp(ttft_sigma × Z)
 }
 
 // request is what the simulator reads from a chat-completions body.
@@ -80,6 +81,10 @@ func makePlan(p *params, v *vocabulary, seq uint64, r request) plan {
 	pl.pieces = buildPieces(p, v, rng, pl.reasoningN, pl.answerN, pl.unanswered)
 	if p.reasoningField != "think" {
 		pl.reasonField = p.reasoningField
+	}
+	pl.ttftFactor = 1
+	if p.ttftSigma > 0 { // drawn last: a config without spread keeps its earlier draws
+		pl.ttftFactor = p.ttftSpread(rng.NormFloat64())
 	}
 	return pl
 }

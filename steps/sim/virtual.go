@@ -2,6 +2,7 @@ package sim
 
 import (
 	"hash/fnv"
+	"math"
 	"strconv"
 	"time"
 
@@ -35,9 +36,10 @@ func NewVirtual(cfg schema.SimConfig) (*Virtual, error) {
 // Record is the record of request index of phase at concurrency in cell, with inputTokens of
 // prompt and an output budget of outputTokens (the request ignores EOS, as AA requests do).
 //
-// The model: TTFT = ttft + prefill × input/1000; every chunk then takes chunk_tokens × (tpot +
+// The model: TTFT = (ttft + prefill × input/1000) × exp(ttft_sigma × Z), Z a standard normal
+// drawn from the request's identity (lognormal, median the nominal TTFT); every chunk then takes chunk_tokens × (tpot +
 // batch_tpot × (min(concurrency, max_batch) − 1)); request i starts at wave ⌊i / concurrency⌋
-// of the closed loop, each wave as long as the request itself. Faults and unanswered requests
+// of the closed loop, each wave as long as the request at its nominal TTFT. Faults and unanswered requests
 // are drawn from a hash of the request's identity, not from arrival order.
 func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, outputTokens int) schema.RequestRecord {
 	p := &v.p
@@ -46,11 +48,11 @@ func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, ou
 	if outputTokens <= 0 {
 		n = DefaultMaxTokens
 	}
-	ttft := p.ttft + time.Duration(float64(p.prefillPer1K)*float64(inputTokens)/1000)
+	nominal := p.ttft + time.Duration(float64(p.prefillPer1K)*float64(inputTokens)/1000)
 	perToken := p.tpot + time.Duration(min(conc, p.maxBatch)-1)*p.batchTPOT
 	ct := max(p.chunkTokens, 1)
 	chunks := (n + ct - 1) / ct
-	latency := ttft + time.Duration(chunks-1)*time.Duration(ct)*perToken
+	latency := nominal + time.Duration(chunks-1)*time.Duration(ct)*perToken
 	start := VirtualEpoch + int64(index/conc)*int64(latency+time.Millisecond)
 	rec := schema.RequestRecord{Index: index, Phase: phase, StartNs: start, InputTokens: inputTokens, RequestedOut: outputTokens}
 
@@ -59,11 +61,13 @@ func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, ou
 		_, _ = h.Write([]byte(s))
 		_, _ = h.Write([]byte{0})
 	}
-	x := h.Sum64() // splitmix64's finalizer: FNV alone leaves the high bits poorly mixed
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	x ^= x >> 31
+	x := mix(h.Sum64()) // FNV alone leaves the high bits poorly mixed
 	u := float64(x>>11) / float64(1<<53)
+	ttft := nominal
+	if p.ttftSigma > 0 {
+		u2 := (float64(mix(x+0x9e3779b97f4a7c15)>>11) + 0.5) / float64(1<<53) // in (0, 1)
+		ttft = time.Duration(float64(nominal) * p.ttftSpread(math.Sqrt2*math.Erfinv(2*u2-1)))
+	}
 	cum := 0.0
 	for _, f := range p.faults {
 		cum += f.frac
@@ -107,4 +111,11 @@ func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, ou
 	}
 	rec.FinishReason, rec.Status = "length", 200
 	return rec
+}
+
+// mix is splitmix64's finalizer.
+func mix(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // okPoint is a valid point at concurrency c: 4·c prompts, all valid, with round numbers.
@@ -282,7 +283,7 @@ func TestNormalizeIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back []schema.AtlasRow
-	if err := Decode(context.Background(), &buf, "atlas.jsonl", func(r *schema.AtlasRow) error { back = append(back, *r); return nil }); err != nil {
+	if err := Decode(context.Background(), &buf, campaigndir.Atlas(), func(r *schema.AtlasRow) error { back = append(back, *r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(back) != 1 || !maps.Equal(back[0].Intervals, rows[0].Intervals) {

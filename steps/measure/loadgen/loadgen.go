@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
@@ -32,12 +31,14 @@ type Config struct {
 	Arrival     string        // open loop: poisson (default) or constant
 	Seed        int64         // seeds the inter-arrival generator
 	Every       time.Duration // progress interval (default 250 ms); the final report always comes
+	Adaptive    *Adaptive     // when set, Requests is the most to send and looks decide when to stop
 }
 
 // Progress is a live view of a run. Errors counts requests that failed; Cancelled those the
 // run's own interrupt cut off (class cancelled), which are no failure of the server.
 type Progress struct {
 	Done, Total, Errors, Cancelled, InFlight int
+	Adaptive                                 bool    // Total is a cap: looks decide when the point stops
 	TTFTP50Ms                                float64 // median TTFT of the last RollingWindow valid requests (0 before any)
 	Elapsed                                  time.Duration
 }
@@ -69,6 +70,8 @@ func (c Config) Validate() error {
 		return errors.New("loadgen: concurrency = 0 with no request rate: want a concurrency (closed loop) or a rate (open loop)")
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("loadgen: rate = %v: want a positive number of requests per second", c.Rate)
+	case c.Adaptive != nil && (c.Adaptive.Next == nil || c.Adaptive.Enough == nil):
+		return errors.New("loadgen: adaptive without Next and Enough: want both")
 	}
 	switch c.Arrival {
 	case "", ArrivalPoisson, ArrivalConstant:
@@ -91,7 +94,7 @@ func Run(ctx context.Context, cfg Config, send Send, progress func(Progress)) ([
 	}
 	t := newTracker(cfg, progress)
 	records := make([]schema.RequestRecord, cfg.Requests)
-	issued := &atomic.Int64{}
+	lk := newLooker(cfg, records)
 	finish := func(i int) {
 		rec := send(ctx, i)
 		rec.Index = i
@@ -99,30 +102,30 @@ func Run(ctx context.Context, cfg Config, send Send, progress func(Progress)) ([
 			rec.ErrorClass, rec.Error = schema.ErrorCancelled, "cancelled: "+rec.Error
 		}
 		records[i] = rec
+		lk.finish(i)
 		t.done(rec)
 	}
+	stopLooks := lk.start(ctx)
 	if cfg.Rate > 0 {
-		openLoop(ctx, cfg, issued, t, finish)
+		openLoop(ctx, cfg, lk, t, finish)
 	} else {
-		closedLoop(ctx, cfg, issued, t, finish)
+		closedLoop(ctx, cfg, lk, t, finish)
 	}
+	stopLooks()
 	t.final()
-	n := int(issued.Load())
-	return records[:n], ctx.Err()
+	return records[:lk.issued], ctx.Err()
 }
 
 // closedLoop runs C workers; each issues the next index as soon as its previous request ends.
-func closedLoop(ctx context.Context, cfg Config, issued *atomic.Int64, t *tracker, finish func(int)) {
+func closedLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int)) {
 	var wg sync.WaitGroup
-	var next atomic.Int64
 	for range min(cfg.Concurrency, cfg.Requests) {
 		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= cfg.Requests {
+			for {
+				i, ok := lk.take(ctx)
+				if !ok {
 					return
 				}
-				issued.Add(1)
 				t.start()
 				finish(i)
 			}
@@ -133,7 +136,7 @@ func closedLoop(ctx context.Context, cfg Config, issued *atomic.Int64, t *tracke
 
 // openLoop issues request i at start + Σ gaps (absolute deadlines, so a late wake-up never
 // shifts the later arrivals), waiting for an in-flight slot when a cap is set.
-func openLoop(ctx context.Context, cfg Config, issued *atomic.Int64, t *tracker, finish func(int)) {
+func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int)) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var slots chan struct{}
@@ -145,7 +148,7 @@ func openLoop(ctx context.Context, cfg Config, issued *atomic.Int64, t *tracker,
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	offset := time.Duration(0)
-	for i := range cfg.Requests {
+	for i := 0; i < cfg.Requests; i++ {
 		offset += gaps[i]
 		if d := time.Until(start.Add(offset)); d > 0 {
 			timer.Reset(d)
@@ -162,10 +165,12 @@ func openLoop(ctx context.Context, cfg Config, issued *atomic.Int64, t *tracker,
 				return
 			}
 		}
-		if ctx.Err() != nil {
+		if _, ok := lk.take(ctx); !ok { // one issuer: the index it hands out is i
+			if slots != nil {
+				<-slots
+			}
 			return
 		}
-		issued.Add(1)
 		t.start()
 		wg.Go(func() {
 			finish(i)
@@ -256,7 +261,8 @@ func (t *tracker) final() {
 }
 
 func (t *tracker) snapshot() Progress {
-	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, Cancelled: t.cancelled, InFlight: t.inFlight, Elapsed: time.Since(t.begin)}
+	p := Progress{Done: t.completed, Total: t.cfg.Requests, Errors: t.errors, Cancelled: t.cancelled, InFlight: t.inFlight,
+		Adaptive: t.cfg.Adaptive != nil, Elapsed: time.Since(t.begin)}
 	if len(t.ttft) > 0 {
 		s := append([]float64(nil), t.ttft...)
 		sort.Float64s(s)

@@ -192,6 +192,9 @@ func (s *Session) Warmed() openai.Warmed { return s.warmed }
 // ProgressLine formats the live line of a running point.
 func ProgressLine(p loadgen.Progress) string {
 	line := fmt.Sprintf("%d/%d done, %s", p.Done, p.Total, plural.N(p.Errors, "error"))
+	if p.Adaptive {
+		line = fmt.Sprintf("%d done (auto, at most %d), %s", p.Done, p.Total, plural.N(p.Errors, "error"))
+	}
 	if p.Cancelled > 0 {
 		line += fmt.Sprintf(", %d cancelled by the interrupt", p.Cancelled)
 	}
