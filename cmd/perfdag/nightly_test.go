@@ -15,11 +15,12 @@ import (
 
 // Issue 21: the shipped nightly sweep (SLO search per arm, auto requests) finds the same knees
 // and champion as a full 1..64 sweep of the same arms on the deterministic simulator, with at
-// most 40 % of its requests. Both runs drop the 1 s settle (it is the same for both and would
-// cost the full sweep two minutes); nothing else differs.
+// most 40 % of its requests. The full sweep measures every concurrency with the same per-point
+// rule (auto), so the figure is what the search saves; both drop the 1 s settle (the same for
+// both, and two minutes of the full sweep's time); nothing else differs.
 func TestNightlySearchMatchesFullSweep(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the nightly campaign and a 128-point full sweep (~1 min)")
+		t.Skip("runs the nightly campaign and a 128-point full sweep (~1.5 min)")
 	}
 	src, err := os.ReadFile(filepath.Join("..", "..", "pipelines", "nightly-sweep.yaml"))
 	if err != nil {
@@ -31,8 +32,7 @@ func TestNightlySearchMatchesFullSweep(t *testing.T) {
 		all = append(all, fmt.Sprint(c))
 	}
 	full := regexp.MustCompile(`(?m)^    search: .*$`).ReplaceAllString(searched, "    concurrencies: ["+strings.Join(all, ", ")+"]")
-	full = regexp.MustCompile(`(?m)^    requests_per_point: \{auto: .*$`).ReplaceAllString(full, "    requests_per_point: 3x")
-	if full == searched || !strings.Contains(searched, "search:") {
+	if full == searched || !strings.Contains(searched, "search:") || !strings.Contains(searched, "{auto:") {
 		t.Fatal("the nightly campaign no longer has the search this test replaces")
 	}
 	work := t.TempDir()
