@@ -57,7 +57,7 @@ func shade(t float64) (bg, fg props.Color) {
 
 // heatmapPage is page 2: per heatmap concurrency, output tok/s/GPU and TTFT avg for every
 // (variant, mbt), darker = better, grey = missing, failed or partial.
-func heatmapPage(d *doc, v *view, _ *artwork) {
+func heatmapPage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleHeatmap)
 	if len(v.rows) == 0 {
 		d.missing("No atlas rows in this campaign.")
