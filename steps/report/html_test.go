@@ -155,15 +155,37 @@ func TestHTMLEscapesHostileText(t *testing.T) {
 	}
 }
 
+// BenchmarkBuildHTML builds the HTML report of two cells (the quickstart's size: 12 points)
+// and of the whole 40-cell smoke fixture (232 plot-ready points, every page).
 func BenchmarkBuildHTML(b *testing.B) {
-	in, err := smoke.Input()
+	all, err := smoke.Input()
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := report.BuildHTML(context.Background(), in); err != nil {
-			b.Fatal(err)
+	small := all
+	small.Atlas = nil
+	cells := map[string]bool{}
+	for _, r := range all.Atlas {
+		if len(cells) < 2 || cells[r.CellID] {
+			cells[r.CellID] = true
+			small.Atlas = append(small.Atlas, r)
 		}
+	}
+	for _, c := range []struct {
+		name string
+		in   report.Input
+	}{{"cells=2", small}, {"cells=40", all}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			size := 0
+			for b.Loop() {
+				doc, err := report.BuildHTML(context.Background(), c.in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(doc)
+			}
+			b.ReportMetric(float64(size)/1024, "KiB")
+		})
 	}
 }
