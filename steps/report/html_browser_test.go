@@ -97,3 +97,27 @@ func TestHTMLHostileTextInBrowser(t *testing.T) {
 	b.Screenshot("hostile-hover")
 	b.Clean()
 }
+
+// TestHTMLPolicyBlocksInjectedScript: even markup that escaped escaping would not run — the
+// report's Content-Security-Policy lets only its own tooltip script (by hash) execute.
+func TestHTMLPolicyBlocksInjectedScript(t *testing.T) {
+	_, doc := smokeHTML(t)
+	injected := strings.Replace(doc, "<main ", `<script>window.injected = 1;</script><div id="probe" onclick="window.injected = 2"></div><main `, 1)
+	path := filepath.Join(t.TempDir(), "injected.html")
+	if err := os.WriteFile(path, []byte(injected), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := browser.Start(t)
+	b.Navigate(browser.FileURL(path))
+	browser.Eval[bool](b, `(document.getElementById("probe").click(), true)`)
+	if got := browser.Eval[string](b, `String(window.injected)`); got != "undefined" {
+		t.Errorf("an injected script ran (window.injected = %s)", got)
+	}
+	if !browser.Eval[bool](b, `document.querySelector(".svgchart-tip") !== null`) {
+		t.Error("the report's own tooltip script did not run under the policy")
+	}
+	b.Settle()
+	if p := strings.Join(b.Problems(), "\n"); !strings.Contains(p, "Content Security Policy") {
+		t.Errorf("the browser did not report blocking the injected script; problems:\n%s", p)
+	}
+}

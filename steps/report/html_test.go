@@ -189,3 +189,27 @@ func BenchmarkBuildHTML(b *testing.B) {
 		})
 	}
 }
+
+// TestHTMLRedactsSecrets: the value of an endpoint's API-key variable never reaches the HTML,
+// wherever a campaign string carries it.
+func TestHTMLRedactsSecrets(t *testing.T) {
+	in, err := smoke.Input()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "sk-html-report-secret-9431"
+	t.Setenv(in.Campaign.Endpoints["main"].APIKeyEnv, secret)
+	c := *in.Campaign
+	c.Description = "pasted by mistake: " + secret
+	in.Campaign = &c
+	b, err := report.BuildHTML(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) {
+		t.Fatal("the API key's value is in the HTML report")
+	}
+	if !strings.Contains(string(b), "pasted by mistake: [redacted]") {
+		t.Error("the redacted description is missing")
+	}
+}
