@@ -1,5 +1,5 @@
 // Package svgchart draws charts as inline SVG on the server: scatter/line panes, grouped bars,
-// histograms and heatmaps. Every mark carries its exact value (a <title> for the browser's
+// histograms, heatmaps and request timelines. Every mark carries its exact value (a <title> for the browser's
 // native tooltip, data-* attributes, and data-tip for the small Script that shows it on hover),
 // so a page needs no charting library, no network and no build step. All text is escaped.
 package svgchart

@@ -101,7 +101,9 @@ func (c *canvas) axes(f frame, sx, sy scale, xt, yt []float64, xl, yl string) {
 		c.text(f.x0-5, y+3.5, "end", "tick", Short(t))
 	}
 	c.text((f.x0+f.x1)/2, f.y1+30, "middle", "axis", xl)
-	c.printf(`<text class="axis" text-anchor="middle" transform="translate(13 %.1f) rotate(-90)">%s</text>`, (f.y0+f.y1)/2, esc(yl))
+	if yl != "" {
+		c.printf(`<text class="axis" text-anchor="middle" transform="translate(13 %.1f) rotate(-90)">%s</text>`, (f.y0+f.y1)/2, esc(yl))
+	}
 }
 
 // series draws one series' line, then its marks with their tooltips and inline labels.
