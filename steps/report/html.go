@@ -162,7 +162,12 @@ func (d *htmlDoc) table(cols []tcol, groups []tgroup, rows [][]tcell) {
 			if c.bold {
 				class += " b"
 			}
-			fmt.Fprintf(&d.b, "<td class=\"%s\"%s>%s</td>", class, cellStyle(c), d.out(c.text))
+			exact := ""
+			if c.exact != nil {
+				v := svgchart.Exact(*c.exact)
+				exact = fmt.Sprintf(" title=\"%s\" data-value=\"%s\"", v, v)
+			}
+			fmt.Fprintf(&d.b, "<td class=\"%s\"%s%s>%s</td>", class, cellStyle(c), exact, d.out(c.text))
 		}
 		d.b.WriteString("</tr>\n")
 	}

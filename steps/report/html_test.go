@@ -10,6 +10,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/report"
 	"github.com/perfdag/perfdag/steps/report/smoke"
+	"github.com/perfdag/perfdag/steps/report/svgchart"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
 
@@ -211,5 +212,26 @@ func TestHTMLRedactsSecrets(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "pasted by mistake: [redacted]") {
 		t.Error("the redacted description is missing")
+	}
+}
+
+// TestHTMLHeatmapCellsCarryExactValues: a heatmap cell shows a rounded number, and carries the
+// atlas value unrounded (title and data-value) for a reader who hovers it.
+func TestHTMLHeatmapCellsCarryExactValues(t *testing.T) {
+	in, doc := smokeHTML(t)
+	checked := 0
+	for _, r := range in.Atlas {
+		if r.Concurrency != 32 || !r.PlotReady || r.OutputTokPerSPerGPU == nil || r.TTFTP50Ms == nil {
+			continue
+		}
+		for _, v := range []float64{*r.OutputTokPerSPerGPU, *r.TTFTP50Ms} {
+			if !strings.Contains(doc, fmt.Sprintf(`data-value="%s">`, svgchart.Exact(v))) {
+				t.Errorf("%s C=32: no heatmap cell carries %v exactly", r.CellID, v)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no plot-ready row at C=32 in the smoke fixture")
 	}
 }

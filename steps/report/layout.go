@@ -222,6 +222,8 @@ type tcell struct {
 	bg   *props.Color
 	fg   *props.Color
 	bold bool
+	// exact is the unrounded value behind a rounded number; the HTML shows it on hover.
+	exact *float64
 }
 
 // tgroup is a header cell spanning columns above the column headers.
