@@ -72,7 +72,7 @@ as an e-mail attachment; like --out it leaves DIR as it is, and the two can be g
 				}
 			}
 			for _, p := range report.Contents(in) {
-				if !p.HasData {
+				if !p.HasData && p.Listed() {
 					fmt.Fprintf(a.stderr, "page %q: %s\n", p.Title, p.Missing)
 				}
 			}

@@ -22,6 +22,7 @@ type artwork struct {
 	roofA      *figure
 	roofB      *figure
 	spec       *figure
+	frontier   *figure
 }
 
 func (a *artwork) setScatter(mbt int, p [2]*figure) {
@@ -49,6 +50,7 @@ func drawCharts(ctx context.Context, v *view, raster bool) (*artwork, error) {
 	jobs = append(jobs, dcgmCharts(v, art)...)
 	jobs = append(jobs, rooflineCharts(v, art)...)
 	jobs = append(jobs, specCharts(v, art)...)
+	jobs = append(jobs, frontierCharts(v, art)...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, runtime.GOMAXPROCS(0)))
 	for _, j := range jobs {

@@ -64,7 +64,7 @@ func coverPage(d sink, v *view, _ *artwork) {
 	d.heading("Contents")
 	var crows [][]tcell
 	for i, p := range Contents(v.in) {
-		if i == 0 {
+		if i == 0 || !p.Listed() {
 			continue
 		}
 		status := tcell{text: "data present"}

@@ -235,3 +235,26 @@ func TestHTMLHeatmapCellsCarryExactValues(t *testing.T) {
 		t.Fatal("no plot-ready row at C=32 in the smoke fixture")
 	}
 }
+
+// TestHTMLFrontierPage: the SLO frontier page (merged from main after the HTML report) is in
+// the HTML too, its probes hoverable with their exact throughput.
+func TestHTMLFrontierPage(t *testing.T) {
+	in := partialInput()
+	in.Sweeps = []schema.SweepResult{{Schema: schema.SchemaSweep, Cell: "aa-1k", Mode: schema.SweepSearch, SLO: "ttft_avg_ms < 700",
+		From: 1, To: 10, Bound: 6, Knee: 10, GoodputTokS: f(690.7), Probes: []schema.SweepProbe{
+			{Concurrency: 1, Met: true, Status: "ok", Throughput: f(86.25)}, {Concurrency: 10, Met: true, Status: "ok", Throughput: f(690.7)}}}}
+	b, err := report.BuildHTML(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if !strings.Contains(doc, "<h2>"+report.TitleFrontier+"</h2>") {
+		t.Fatal("no SLO frontier page")
+	}
+	page := doc[strings.Index(doc, "<h2>"+report.TitleFrontier):]
+	for _, want := range []string{`data-y="86.25"`, `data-y="690.7"`, "cell aa-1k, C=10", "ttft_avg_ms &lt; 700"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the frontier page lacks %q", want)
+		}
+	}
+}
