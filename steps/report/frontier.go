@@ -49,7 +49,7 @@ func frontierSeries(v *view) []charts.Series {
 			if p.Throughput == nil {
 				continue
 			}
-			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput}
+			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, C=%d", s.Cell, p.Concurrency)}
 			if p.Concurrency == s.Knee && s.Knee != 0 {
 				pt.Label = fmt.Sprintf("knee c%d", s.Knee)
 			}
@@ -83,12 +83,12 @@ func frontierCharts(v *view, art *artwork) []job {
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(frontierChartH) * vg.Millimeter, FontSize: 7,
 			Empty: "no probe has a throughput",
 		}
-		b, err := ch.PNG()
+		f, err := art.chartFig(ch)
 		if err != nil {
 			return fmt.Errorf("frontier chart: %w", err)
 		}
 		art.mu.Lock()
-		art.frontier = b
+		art.frontier = f
 		art.mu.Unlock()
 		return nil
 	}}
@@ -96,7 +96,7 @@ func frontierCharts(v *view, art *artwork) []job {
 
 // frontierPage shows each cell's knee under its SLO, the goodput there and every probe, then
 // the list sweeps that stopped early and why.
-func frontierPage(d *doc, v *view, art *artwork) {
+func frontierPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleFrontier)
 	ss := searches(v.in)
 	if len(ss) > 0 {

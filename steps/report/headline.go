@@ -53,7 +53,7 @@ func verdict(v *view) (string, bool) {
 // headline is one row per cell variant and max_num_batched_tokens (two cells differing only in
 // that knob are two rows): its peak output throughput (and where), TTFT p50 at its lowest
 // concurrency, and how many requests failed.
-func headlinePart(d *doc, v *view) {
+func headlinePart(d sink, v *view) {
 	var rows [][]tcell
 	var peaks []float64
 	var used [][]int // per row: the calibrated concurrency its ± came from

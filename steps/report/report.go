@@ -2,7 +2,8 @@
 // line, caveats and the source under test, scatter panes per max_num_batched_tokens, heatmap
 // tables at fixed concurrencies, the AA, TPM, DCGM, roofline, champion and spec-decode pages,
 // and a measured-vs-imported comparison when a campaign holds both at the same point.
-// A page whose data is missing says so in one line instead of vanishing.
+// A page whose data is missing says so in one line instead of vanishing. The same page builders
+// also write the report as one self-contained HTML file (RenderHTML) with interactive SVG charts.
 package report
 
 import (
