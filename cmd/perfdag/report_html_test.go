@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report/svgchart"
 	"github.com/perfdag/perfdag/steps/testkit/browser"
 )
@@ -26,7 +27,7 @@ func TestReportHTMLOfQuickstartInBrowser(t *testing.T) {
 	if out, err := perfdagChild("run", "../../pipelines/quickstart.yaml", "--out", dir).CombinedOutput(); err != nil {
 		t.Fatalf("run quickstart: %v\n%s", err, out)
 	}
-	pdf := filepath.Join(dir, "report.pdf")
+	pdf := filepath.Join(dir, campaigndir.Report())
 	before, err := os.Stat(pdf)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,8 @@ func TestReportHTMLOfQuickstartInBrowser(t *testing.T) {
 			t.Errorf("chart %d has no points", i+1)
 		}
 	}
-	points, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "raw", "c*", "point.json"))
+	pattern := strings.NewReplacer("cell-x", "*", "/c1/", "/c*/").Replace(campaigndir.Point("cell-x", 1))
+	points, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(pattern)))
 	if len(points) != 6 {
 		t.Fatalf("%d point.json files, the quickstart has 6", len(points))
 	}

@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   flags TEXT, -- JSON array; NULL when empty
   extra_json TEXT, -- the row's extra map (roofline coordinates, point_status, ...) as JSON
   gates_json TEXT, -- quality-gate verdicts that did not pass on the point (warn or fail): published evidence, never dropped
+  intervals_json TEXT, -- 95 % confidence intervals of the point's headline metrics by atlas field: {lo, hi, method, n} (docs/statistics.md); NULL when the point has none
   row_json TEXT NOT NULL, -- the whole atlas_v1 record as JSON: nothing is lost
   PRIMARY KEY (campaign_id, cell_id, concurrency, input_tokens_key)
 );
