@@ -1,0 +1,89 @@
+// perfdag serve: tooltips on chart marks, and the live node table. Every string from the
+// server is set with textContent, never parsed as HTML.
+"use strict";
+(function () {
+  var tip = null;
+  function showTip(el, x, y) {
+    if (!tip) tip = document.getElementById("tip");
+    if (!tip) return;
+    tip.textContent = el.getAttribute("data-tip");
+    tip.hidden = false;
+    tip.style.left = (x + 12) + "px";
+    tip.style.top = (y + 12) + "px";
+  }
+  function hideTip() { if (tip) tip.hidden = true; }
+  document.addEventListener("mouseover", function (ev) {
+    var el = ev.target.closest && ev.target.closest("[data-tip]");
+    if (el) showTip(el, ev.pageX, ev.pageY); else hideTip();
+  });
+  document.addEventListener("focusin", function (ev) {
+    var el = ev.target.closest && ev.target.closest("[data-tip]");
+    if (!el) return;
+    var r = el.getBoundingClientRect();
+    showTip(el, r.left + window.scrollX, r.bottom + window.scrollY);
+  });
+  document.addEventListener("focusout", hideTip);
+
+  function live() {
+    var line = document.getElementById("runline");
+    var table = document.getElementById("nodes");
+    if (!line || !table || !window.EventSource) return;
+    var rows = new Map();
+    table.querySelectorAll("tbody tr[data-node]").forEach(function (tr) { rows.set(tr.dataset.node, tr); });
+    function cell(tr, cls) { return tr.querySelector("td." + cls); }
+    function row(u) {
+      var tr = rows.get(u.node);
+      if (tr) return tr;
+      tr = document.createElement("tr");
+      tr.dataset.node = u.node;
+      ["node", "kind", "state", "started", "secs num", "lastrun", "gates", "note"].forEach(function (c) {
+        var td = document.createElement("td");
+        td.className = c;
+        tr.appendChild(td);
+      });
+      cell(tr, "node").textContent = u.node;
+      cell(tr, "kind").textContent = u.kind || "";
+      table.tBodies[0].appendChild(tr);
+      rows.set(u.node, tr);
+      return tr;
+    }
+    function apply(u) {
+      if (u.type === "run_start") {
+        var r = document.getElementById("running");
+        r.textContent = "running now"; r.dataset.running = "true";
+        return;
+      }
+      if (u.type === "run_end") {
+        var r2 = document.getElementById("running");
+        r2.textContent = "idle (" + (u.state || "ended") + ")"; r2.dataset.running = "false";
+        return;
+      }
+      if (!u.node) return;
+      var tr = row(u);
+      if (u.type === "progress") { cell(tr, "note").textContent = u.message; return; }
+      if (u.type === "expand") { cell(tr, "note").textContent = "expanded: " + u.message; return; }
+      if (u.type === "gate") {
+        var g = document.createElement("span");
+        g.className = "gate " + (u.verdict === "passed" ? "ok" : (u.severity === "fail" ? "failed" : "warned"));
+        g.textContent = u.gate;
+        g.setAttribute("data-tip", u.gate + ": " + u.verdict + (u.message ? " — " + u.message : ""));
+        cell(tr, "gates").appendChild(g);
+        return;
+      }
+      var st = cell(tr, "state");
+      st.textContent = u.state; st.dataset.state = u.state;
+      if (u.type === "node_start") {
+        cell(tr, "started").textContent = u.time;
+        cell(tr, "gates").textContent = "";
+      }
+      if (u.seconds) cell(tr, "secs").textContent = u.seconds.toFixed(1);
+      if (u.last_run) cell(tr, "lastrun").textContent = u.last_run;
+      if (u.why || u.message) cell(tr, "note").textContent = u.message || u.why;
+      tr.classList.remove("flash"); void tr.offsetWidth; tr.classList.add("flash");
+    }
+    var es = new EventSource(line.dataset.live);
+    es.onmessage = function (ev) { JSON.parse(ev.data).forEach(apply); };
+    es.addEventListener("reload", function () { es.close(); location.reload(); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", live); else live();
+})();
