@@ -131,7 +131,7 @@ func updateOf(e events.Event) (update, bool) {
 	case events.NodeStart:
 		u.State, u.LastRun = run.StateRunning, campaign.LastRun(e)
 	case events.NodeEnd:
-		u.State, u.LastRun, u.Seconds = e.Status, campaign.LastRun(e), e.Seconds
+		u.State, u.LastRun, u.Seconds = stateOf(e.Status), campaign.LastRun(e), e.Seconds
 	case events.NodeReused:
 		u.State, u.LastRun = run.StateSucceeded, campaign.LastRun(e)
 	case events.NodeSkipped:
@@ -144,6 +144,24 @@ func updateOf(e events.Event) (update, bool) {
 		return u, false
 	}
 	return u, true
+}
+
+// stateOf is the state a node is left in by a run outcome (a node_end's status), as the
+// journal records it and the status table shows it.
+func stateOf(outcome string) string {
+	switch outcome {
+	case run.OutRan, run.OutReused, run.OutGateFailed:
+		return run.StateSucceeded
+	case run.OutFailed:
+		return run.StateFailed
+	case run.OutInterrupted:
+		return run.StateInterrupted
+	case run.OutBlocked:
+		return run.StateBlocked
+	case run.OutSkipped:
+		return run.StateSkipped
+	}
+	return outcome
 }
 
 // live streams a campaign's changes as server-sent events, from the events.jsonl offset its

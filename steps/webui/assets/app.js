@@ -36,7 +36,7 @@
       if (tr) return tr;
       tr = document.createElement("tr");
       tr.dataset.node = u.node;
-      ["node", "kind", "state", "started", "secs num", "lastrun", "gates", "note"].forEach(function (c) {
+      ["node", "kind", "state", "started", "secs num", "lastrun", "why", "gates", "note"].forEach(function (c) {
         var td = document.createElement("td");
         td.className = c;
         tr.appendChild(td);
@@ -78,7 +78,8 @@
       }
       if (u.seconds) cell(tr, "secs").textContent = u.seconds.toFixed(1);
       if (u.last_run) cell(tr, "lastrun").textContent = u.last_run;
-      if (u.why || u.message) cell(tr, "note").textContent = u.message || u.why;
+      if (u.why) cell(tr, "why").textContent = u.why;
+      if (u.message) cell(tr, "note").textContent = u.message;
       tr.classList.remove("flash"); void tr.offsetWidth; tr.classList.add("flash");
     }
     var es = new EventSource(line.dataset.live);
