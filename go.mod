@@ -4,6 +4,8 @@ go 1.26.1
 
 require (
 	git.sr.ht/~sbinet/gg v0.7.0
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.24.0
 	github.com/dominikbraun/graph v0.23.0
 	github.com/expr-lang/expr v1.17.8
 	github.com/go-json-experiment/json v1.27.2
@@ -19,6 +21,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/sugarme/tokenizer v0.3.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
@@ -64,7 +67,6 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v2 v2.15.0 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/sugarme/regexpset v0.0.0-20200920021344-4d4ec8eaf93c // indirect
 	golang.org/x/crypto v0.49.0 // indirect
 	golang.org/x/image v0.37.0 // indirect
