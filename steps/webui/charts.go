@@ -3,15 +3,18 @@ package webui
 import (
 	"fmt"
 	"html/template"
+	"image/color"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/perfdag/perfdag/steps/report/svgchart"
 )
 
-// The charts are server-rendered SVG: no script library, nothing fetched, and every mark
-// carries its exact value in data-tip (the page's script shows it as a tooltip on hover or
-// focus; <title> shows it without script). Text goes through html/template's escaping
-// (template.HTMLEscapeString here, since the SVG is assembled as a string).
+// The charts are server-rendered SVG from steps/report/svgchart (the HTML report's charts): no
+// script library, nothing fetched, and every mark carries its exact value in data-tip, which
+// svgchart's script (served as /static/svgchart.js) shows on hover or focus. The request
+// timeline, a chart kind svgchart does not draw, is drawn here the same way.
 
 // exact formats a value as the shortest decimal that reads back as the same float64: the
 // tooltip shows what the file holds, not a rounded figure.
@@ -76,72 +79,6 @@ func (c *svgChart) html() template.HTML {
 // short is a tick label: four significant digits.
 func short(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
-// histogram draws values in bins (Freedman–Diaconis width, 10 to 60 bins) with marker lines
-// at the named reference values (a point.json's percentiles), each with its exact value.
-func histogram(class, title, unit string, values []float64, refs []ref) template.HTML {
-	if len(values) == 0 {
-		return ""
-	}
-	lo, hi := values[0], values[0]
-	for _, v := range values {
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	for _, r := range refs {
-		lo, hi = math.Min(lo, r.Value), math.Max(hi, r.Value)
-	}
-	bins := binCount(values, lo, hi)
-	width := (hi - lo) / float64(bins)
-	if width == 0 {
-		width = 1
-	}
-	counts := make([]int, bins)
-	for _, v := range values {
-		i := min(int((v-lo)/width), bins-1)
-		counts[i]++
-	}
-	top := 0
-	for _, n := range counts {
-		top = max(top, n)
-	}
-	c := newChart(class, title, unit, "requests", lo, lo+width*float64(bins), 0, float64(top))
-	for i, n := range counts {
-		if n == 0 {
-			continue
-		}
-		a, b := lo+float64(i)*width, lo+float64(i+1)*width
-		x, y := c.px(a), c.py(float64(n))
-		c.mark("rect", fmt.Sprintf(`x="%.2f" y="%.2f" width="%.2f" height="%.2f"`, x, y, math.Max(c.px(b)-x-1, 1), c.py(0)-y),
-			fmt.Sprintf("%s %s–%s %s: %d requests", title, exact(a), exact(b), unit, n), "bar")
-	}
-	for _, r := range refs {
-		x := c.px(r.Value)
-		c.mark("line", fmt.Sprintf(`x1="%.2f" x2="%.2f" y1="%d" y2="%.2f" data-ref="%s"`, x, x, padT, c.py(0), esc(r.Name)),
-			fmt.Sprintf("%s = %s %s", r.Name, exact(r.Value), unit), "ref")
-	}
-	return c.html()
-}
-
-// ref is a named reference value drawn on a chart.
-type ref struct {
-	Name  string
-	Value float64
-}
-
-// binCount is the Freedman–Diaconis rule's bin count, clamped to [10, 60].
-func binCount(values []float64, lo, hi float64) int {
-	if len(values) < 4 || hi == lo {
-		return 10
-	}
-	s := append([]float64(nil), values...)
-	sortFloats(s)
-	iqr := s[len(s)*3/4] - s[len(s)/4]
-	if iqr <= 0 {
-		return 10
-	}
-	w := 2 * iqr / math.Cbrt(float64(len(s)))
-	return max(10, min(60, int(math.Ceil((hi-lo)/w))))
-}
-
 // timeline draws each request as a bar from its start to its end, its first token marked:
 // the request-level picture of a point (ramp, queueing, stragglers).
 func timeline(reqs []reqSpan) template.HTML {
@@ -180,34 +117,70 @@ type reqSpan struct {
 	Error             string
 }
 
-// scatter draws the campaign's points: output tokens/s per GPU against tokens/s per user, the
-// report's throughput–interactivity frontier, one series per cell.
+// scatterOf draws the campaign's points: output tokens/s per GPU against tokens/s per user
+// (p50), the report's throughput–interactivity picture, one series per cell.
 func scatterOf(points []pointRow) template.HTML {
-	type xy struct {
-		x, y float64
-		tip  string
-		cell int
-	}
-	var pts []xy
-	cells := map[string]int{}
-	x1, y1 := 0.0, 0.0
+	var series []svgchart.Series
+	index := map[string]int{}
 	for _, p := range points {
 		if p.Point == nil || p.Point.TPSUser == nil {
 			continue
 		}
-		if _, ok := cells[p.Point.Cell]; !ok {
-			cells[p.Point.Cell] = len(cells)
+		i, ok := index[p.Point.Cell]
+		if !ok {
+			i = len(series)
+			index[p.Point.Cell] = i
+			series = append(series, svgchart.Series{Name: p.Point.Cell, Color: palette[i%len(palette)], Marker: svgchart.Marker(i % 4), Line: true})
 		}
-		x, y := p.Point.TPSUser.P50, p.Point.OutputTokPerSPerGPU
-		pts = append(pts, xy{x, y, fmt.Sprintf("%s c%d: %s tok/s/user (p50), %s output tok/s/GPU", p.Point.Cell, p.Point.Concurrency, exact(x), exact(y)), cells[p.Point.Cell]})
-		x1, y1 = math.Max(x1, x), math.Max(y1, y)
+		series[i].Points = append(series[i].Points, svgchart.Point{X: p.Point.TPSUser.P50, Y: p.Point.OutputTokPerSPerGPU,
+			Label: "c" + strconv.Itoa(p.Point.Concurrency), Tip: "concurrency " + strconv.Itoa(p.Point.Concurrency)})
 	}
-	if len(pts) == 0 {
+	if len(series) == 0 {
 		return ""
 	}
-	c := newChart("scatter", "throughput vs interactivity", "tokens/s per user (p50)", "output tokens/s per GPU", 0, x1*1.05, 0, y1*1.05)
-	for _, p := range pts {
-		c.mark("circle", fmt.Sprintf(`cx="%.2f" cy="%.2f" r="5" data-series="%d"`, c.px(p.x), c.py(p.y), p.cell%8), p.tip, fmt.Sprintf("dot s%d", p.cell%8))
+	return svgchart.XY{Title: "throughput vs interactivity", X: svgchart.Axis{Label: "tokens/s per user (p50)"},
+		Y: svgchart.Axis{Label: "output tokens/s per GPU"}, Series: series, Legend: true}.SVG()
+}
+
+// histogram is the distribution of per-request values.
+func histogram(title, unit string, values []float64) template.HTML {
+	if len(values) == 0 {
+		return ""
 	}
-	return c.html()
+	return svgchart.Histogram{Title: title, XLabel: title + " (" + unit + ")", Values: values, Bins: binCount(len(values)), Color: palette[0]}.SVG()
+}
+
+// binCount is Sturges' rule, at least 8 bins and at most 60.
+func binCount(n int) int {
+	return max(8, min(60, int(math.Ceil(math.Log2(float64(n))))+1))
+}
+
+// percentiles draws a statistic's percentiles as point.json holds them (p1 … p99 against the
+// percentile), one series per statistic: the tooltip of each mark is the file's exact value.
+func percentiles(title, unit string, stats ...statRow) template.HTML {
+	var series []svgchart.Series
+	for i, st := range stats {
+		if st.S == nil || st.S.Count == 0 {
+			continue
+		}
+		s := svgchart.Series{Name: st.Name, Color: palette[i%len(palette)], Marker: svgchart.Marker(i % 4), Line: true}
+		for _, q := range []struct {
+			p float64
+			v float64
+		}{{1, st.S.P1}, {5, st.S.P5}, {10, st.S.P10}, {25, st.S.P25}, {50, st.S.P50}, {75, st.S.P75}, {90, st.S.P90}, {95, st.S.P95}, {99, st.S.P99}} {
+			s.Points = append(s.Points, svgchart.Point{X: q.p, Y: q.v, Tip: st.Name + " p" + exact(q.p) + " (point.json) = " + exact(q.v) + " " + unit})
+		}
+		series = append(series, s)
+	}
+	if len(series) == 0 {
+		return ""
+	}
+	return svgchart.XY{Title: title, X: svgchart.Axis{Label: "percentile", Min: 0, Max: 100}, Y: svgchart.Axis{Label: unit},
+		Series: series, Legend: len(series) > 1}.SVG()
+}
+
+// palette colours series (Okabe–Ito, distinguishable with colour blindness).
+var palette = []color.Color{
+	color.RGBA{0x00, 0x72, 0xB2, 0xff}, color.RGBA{0xD5, 0x5E, 0x00, 0xff}, color.RGBA{0x00, 0x9E, 0x73, 0xff},
+	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, color.RGBA{0xE6, 0x9F, 0x00, 0xff}, color.RGBA{0x56, 0xB4, 0xE9, 0xff},
 }

@@ -47,7 +47,11 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := map[string]any{"Title": fmt.Sprintf("%s c%d", pt.Cell, pt.Concurrency), "V": v, "P": pt, "Ref": ref,
-		"Stats": statRows(pt), "PointURL": campaignURL(v.ID) + "file/" + ref.Files.Point}
+		"Stats": statRows(pt), "Percentiles": []template.HTML{
+			percentiles("TTFT percentiles (point.json)", "ms", statRow{"ttft_ms", pt.TTFT}, statRow{"ttfo_ms", pt.TTFO}),
+			percentiles("ITL percentiles (point.json)", "ms", statRow{"itl_ms", pt.ITL}),
+			percentiles("request latency percentiles (point.json)", "ms", statRow{"request_latency_ms", pt.RequestLatency})},
+		"PointURL": campaignURL(v.ID) + "file/" + ref.Files.Point}
 	if ref.Files.Records != "" {
 		d, _ := v.Files.Digest(ref.Files.Records)
 		b, err := readServed(v.Dir, ref.Files.Records, d)
@@ -59,22 +63,14 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 				data["RecordsError"] = redact.String(err.Error())
 			}
 			ttft, itl, spans, sampled := distributions(recs)
-			data["TTFT"] = histogram("ttft", "TTFT", "ms", ttft, percentileRefs("TTFT", pt.TTFT))
-			data["ITL"] = histogram("itl", "ITL", "ms", itl, percentileRefs("ITL", pt.ITL))
+			data["TTFT"] = histogram("TTFT", "ms", ttft)
+			data["ITL"] = histogram("ITL", "ms", itl)
 			data["Timeline"] = timeline(spans)
 			data["Sampled"], data["Requests"] = sampled, len(spans)
 			data["RecordsURL"] = campaignURL(v.ID) + "file/" + ref.Files.Records
 		}
 	}
 	s.render(w, "point.html", data)
-}
-
-// percentileRefs marks a statistic's p50 and p99 as point.json holds them.
-func percentileRefs(name string, st *schema.Stat) []ref {
-	if st == nil || st.Count == 0 {
-		return nil
-	}
-	return []ref{{name + " p50 (point.json)", st.P50}, {name + " p99 (point.json)", st.P99}}
 }
 
 // statRow is one metric of point.json in the page's table.
@@ -161,8 +157,6 @@ func distributions(recs []schema.RequestRecord) (ttft, itl []float64, spans []re
 	}
 	return ttft, itl, spans, sampled
 }
-
-func sortFloats(s []float64) { sort.Float64s(s) }
 
 var funcs = template.FuncMap{
 	"exact": exact,

@@ -49,9 +49,10 @@ func TestPagesShowTheDirectory(t *testing.T) {
 	}
 	for _, want := range []string{
 		`data-key="output_token_throughput">` + exact(p.OutputTokenThroughput) + `<`,
-		`data-tip="TTFT p50 (point.json) = ` + exact(p.TTFT.P50) + ` ms"`,
-		`data-tip="TTFT p99 (point.json) = ` + exact(p.TTFT.P99) + ` ms"`,
-		`class="chart timeline"`, `class="chart itl"`,
+		`ttft_ms p50 (point.json) = ` + exact(p.TTFT.P50) + ` ms"`,
+		`ttft_ms p99 (point.json) = ` + exact(p.TTFT.P99) + ` ms"`,
+		`data-x="50" data-y="` + exact(p.TTFT.P50) + `"`,
+		`class="chart timeline"`, `TTFT (ms) [`, `ITL (ms) [`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("point page lacks %s", want)

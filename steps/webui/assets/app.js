@@ -1,29 +1,7 @@
-// perfdag serve: tooltips on chart marks, and the live node table. Every string from the
+// perfdag serve: the live node table (tooltips are svgchart.js's). Every string from the
 // server is set with textContent, never parsed as HTML.
 "use strict";
 (function () {
-  var tip = null;
-  function showTip(el, x, y) {
-    if (!tip) tip = document.getElementById("tip");
-    if (!tip) return;
-    tip.textContent = el.getAttribute("data-tip");
-    tip.hidden = false;
-    tip.style.left = (x + 12) + "px";
-    tip.style.top = (y + 12) + "px";
-  }
-  function hideTip() { if (tip) tip.hidden = true; }
-  document.addEventListener("mouseover", function (ev) {
-    var el = ev.target.closest && ev.target.closest("[data-tip]");
-    if (el) showTip(el, ev.pageX, ev.pageY); else hideTip();
-  });
-  document.addEventListener("focusin", function (ev) {
-    var el = ev.target.closest && ev.target.closest("[data-tip]");
-    if (!el) return;
-    var r = el.getBoundingClientRect();
-    showTip(el, r.left + window.scrollX, r.bottom + window.scrollY);
-  });
-  document.addEventListener("focusout", hideTip);
-
   function live() {
     var line = document.getElementById("runline");
     var table = document.getElementById("nodes");
