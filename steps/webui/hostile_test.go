@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
@@ -203,6 +204,14 @@ func TestLiveSendsWholeLines(t *testing.T) {
 	if d := nextData(t, br); !strings.Contains(d, `"state":"running"`) || !strings.Contains(d, `run-shape[aa-1k/c1]`) {
 		t.Fatalf("first message: %s", d)
 	}
+	rec, _ := json.Marshal(map[string]any{"node": "run-shape[aa-1k/c1]", "status": "succeeded",
+		"gates": []gate.Verdict{{Gate: "no-errors", Severity: gate.Warn, Passed: true}, {Gate: "slo", Severity: gate.Fail}}})
+	jf, err := os.OpenFile(campaigndir.Journal(dir), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = jf.Write(append(rec, '\n'))
+	_ = jf.Close()
 	half := len(line2) / 2
 	_, _ = f.Write(line2[:half]) // torn: nothing may be sent for it
 	_, _ = f.Write(append(line2[half:], '\n'))
@@ -213,6 +222,9 @@ func TestLiveSendsWholeLines(t *testing.T) {
 	}
 	if len(us) != 1 || us[0].State != "succeeded" || us[0].Seconds != 2.5 {
 		t.Fatalf("second message: %s", d)
+	}
+	if g := us[0].Gates; len(g) != 2 || g[0] != (gateMark{"no-errors", "ok", g[0].Tip}) || g[1].Gate != "slo" || g[1].Class != "failed" {
+		t.Errorf("the node's verdicts from its journal record: %+v", g)
 	}
 }
 

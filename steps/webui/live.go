@@ -1,10 +1,12 @@
 package webui
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -121,6 +124,70 @@ type update struct {
 	Message  string  `json:"message,omitempty"`
 	Time     string  `json:"time,omitempty"`
 	Severity string  `json:"severity,omitempty"`
+	// Gates are the node's verdicts as its journal record holds them (node_end), passing ones
+	// included: the events log names only those that did not pass.
+	Gates []gateMark `json:"gates,omitempty"`
+}
+
+// gateMark is one verdict badge: its gate, ok/warned/failed, and the verdict's line.
+type gateMark struct {
+	Gate  string `json:"gate"`
+	Class string `json:"class"`
+	Tip   string `json:"tip"`
+}
+
+func markOf(v gate.Verdict) gateMark {
+	c := "ok"
+	switch {
+	case v.Failing():
+		c = "failed"
+	case !v.Passed:
+		c = "warned"
+	}
+	return gateMark{Gate: v.Gate, Class: c, Tip: redact.String(v.Line())}
+}
+
+// journalTail follows state/journal.jsonl from an offset, whole lines only, for the verdicts
+// of the nodes that just ended.
+type journalTail struct {
+	path string
+	off  int64
+}
+
+// verdicts reads the records appended since the last read: node → its verdicts.
+func (j *journalTail) verdicts() map[string][]gateMark {
+	f, err := os.Open(j.path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= j.off {
+		if err == nil && st.Size() < j.off {
+			j.off = st.Size()
+		}
+		return nil
+	}
+	b := make([]byte, st.Size()-j.off)
+	n, _ := f.ReadAt(b, j.off)
+	b = b[:bytes.LastIndexByte(b[:n], '\n')+1]
+	j.off += int64(len(b))
+	out := map[string][]gateMark{}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		var rec struct {
+			Node  string         `json:"node"`
+			Gates []gate.Verdict `json:"gates"`
+		}
+		if json.Unmarshal(line, &rec) != nil || rec.Node == "" {
+			continue
+		}
+		marks := []gateMark{}
+		for _, v := range rec.Gates {
+			marks = append(marks, markOf(v))
+		}
+		out[rec.Node] = marks
+	}
+	return out
 }
 
 // updateOf turns an event into what changes on screen (ok false: nothing does).
@@ -193,6 +260,10 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
 	path := campaigndir.Events(e.Dir)
+	jt := &journalTail{path: campaigndir.Journal(e.Dir)}
+	if st, err := os.Stat(jt.path); err == nil {
+		jt.off = st.Size()
+	}
 	for {
 		evs, next, err := events.ReadFrom(path, from)
 		if errors.Is(err, events.ErrShrunk) {
@@ -201,7 +272,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err == nil && next > from {
-			if err := writeUpdates(w, evs, next); err != nil {
+			if err := writeUpdates(w, evs, next, jt.verdicts()); err != nil {
 				return
 			}
 			from = next
@@ -222,10 +293,13 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 
 // writeUpdates sends one message holding every update of a read (a burst of reused nodes is
 // one message, not thousands).
-func writeUpdates(w http.ResponseWriter, evs []events.Event, next int64) error {
+func writeUpdates(w http.ResponseWriter, evs []events.Event, next int64, verdicts map[string][]gateMark) error {
 	var us []update
 	for _, e := range evs {
 		if u, ok := updateOf(e); ok {
+			if e.Type == events.NodeEnd {
+				u.Gates = verdicts[e.Node]
+			}
 			us = append(us, u)
 		}
 	}

@@ -48,7 +48,7 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 	}
 	data := map[string]any{"Title": fmt.Sprintf("%s c%d", pt.Cell, pt.Concurrency), "V": v, "P": pt, "Ref": ref,
 		"Stats": statRows(pt), "Percentiles": []template.HTML{
-			percentiles("TTFT percentiles (point.json)", "ms", statRow{"ttft_ms", pt.TTFT}, statRow{"ttfo_ms", pt.TTFO}),
+			percentiles("TTFT percentiles (point.json)", "ms", ttftRows(pt)...),
 			percentiles("ITL percentiles (point.json)", "ms", statRow{"itl_ms", pt.ITL}),
 			percentiles("request latency percentiles (point.json)", "ms", statRow{"request_latency_ms", pt.RequestLatency})},
 		"PointURL": campaignURL(v.ID) + "file/" + ref.Files.Point}
@@ -71,6 +71,16 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "point.html", data)
+}
+
+// ttftRows are TTFT, and TTFO when it differs (a reasoning model's answer comes after its
+// first reasoning token; otherwise the two curves coincide and one would hide the other).
+func ttftRows(p *schema.Point) []statRow {
+	rows := []statRow{{"ttft_ms", p.TTFT}}
+	if p.TTFO != nil && (p.TTFT == nil || *p.TTFO != *p.TTFT) {
+		rows = append(rows, statRow{"ttfo_ms", p.TTFO})
+	}
+	return rows
 }
 
 // statRow is one metric of point.json in the page's table.

@@ -54,15 +54,43 @@
         cell(tr, "started").textContent = u.time;
         cell(tr, "gates").textContent = "";
       }
+      if (u.gates) {
+        var gc = cell(tr, "gates");
+        gc.textContent = "";
+        u.gates.forEach(function (m) {
+          var sp = document.createElement("span");
+          sp.className = "gate " + m.class; sp.textContent = m.gate; sp.setAttribute("data-tip", m.tip);
+          gc.appendChild(sp);
+        });
+      }
       if (u.seconds) cell(tr, "secs").textContent = u.seconds.toFixed(1);
       if (u.last_run) cell(tr, "lastrun").textContent = u.last_run;
       if (u.why) cell(tr, "why").textContent = u.why;
       if (u.message) cell(tr, "note").textContent = u.message;
       tr.classList.remove("flash"); void tr.offsetWidth; tr.classList.add("flash");
     }
+    function counts() {
+      var by = {};
+      rows.forEach(function (tr) { var s = cell(tr, "state").dataset.state || "pending"; by[s] = (by[s] || 0) + 1; });
+      var box = document.getElementById("counts");
+      box.textContent = "";
+      Object.keys(by).sort().forEach(function (k) {
+        box.appendChild(document.createTextNode(" · "));
+        var sp = document.createElement("span");
+        sp.className = "count"; sp.dataset.state = k; sp.textContent = by[k] + " " + k;
+        box.appendChild(sp);
+      });
+    }
     var es = new EventSource(line.dataset.live);
-    es.onmessage = function (ev) { JSON.parse(ev.data).forEach(apply); };
+    es.onmessage = function (ev) {
+      var us = JSON.parse(ev.data);
+      us.forEach(apply);
+      if (us.some(function (u) { return u.type === "node_end" || u.type === "node_start" || u.type === "node_reused" || u.type === "node_skipped"; })) counts();
+      if (us.some(function (u) { return u.type === "node_end" && u.state === "succeeded"; })) document.getElementById("fresh").hidden = false;
+    };
     es.addEventListener("reload", function () { es.close(); location.reload(); });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", live); else live();
+  // perfdagUsable: when the page is interactive, its live table attached (make bench reads it)
+  function init() { live(); window.perfdagUsable = performance.now(); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
