@@ -1,18 +1,54 @@
-// perfdag serve: the live node table (tooltips are svgchart.js's). Every string from the
-// server is set with textContent, never parsed as HTML.
+// perfdag serve: the live node table (tooltips are svgchart.js's). Every string of the live
+// stream is set with textContent, never parsed as HTML; a step's rows load as HTML the server
+// rendered and escaped exactly as it renders the page.
 "use strict";
 (function () {
   function live() {
     var line = document.getElementById("runline");
     var table = document.getElementById("nodes");
     if (!line || !table || !window.EventSource) return;
-    var rows = new Map();
-    table.querySelectorAll("tbody tr[data-node]").forEach(function (tr) { rows.set(tr.dataset.node, tr); });
+    var grouped = document.querySelector("details.group") !== null;
+    var rows = new Map();   // node → its rows on the page (a changed node may show twice)
+    var states = new Map(); // node → state, for every node of the campaign
+    var groupOf = new Map(); // node → its step's <details>
+    function addRow(tr) {
+      var list = rows.get(tr.dataset.node) || [];
+      list.push(tr);
+      rows.set(tr.dataset.node, list);
+    }
+    document.querySelectorAll("tr[data-node]").forEach(function (tr) {
+      addRow(tr);
+      states.set(tr.dataset.node, cell(tr, "state").dataset.state);
+    });
+    document.querySelectorAll("details.group").forEach(function (d) {
+      d.dataset.states.split("\n").forEach(function (l) {
+        var i = l.indexOf("\t");
+        if (i < 0) return;
+        states.set(l.slice(0, i), l.slice(i + 1));
+        groupOf.set(l.slice(0, i), d);
+      });
+      d.addEventListener("toggle", function () { if (d.open) load(d); });
+    });
     function cell(tr, cls) { return tr.querySelector("td." + cls); }
+    // load fills a collapsed step's rows (rendered and escaped by the server like the page)
+    // and brings them up to what arrived live since the page loaded.
+    function load(d) {
+      var t = d.querySelector("table.lazy");
+      if (!t || t.dataset.loaded) return;
+      t.dataset.loaded = "1";
+      fetch(t.dataset.src, {credentials: "same-origin"}).then(function (r) { return r.text(); }).then(function (html) {
+        t.tBodies[0].insertAdjacentHTML("beforeend", html);
+        t.querySelectorAll("tr[data-node]").forEach(function (tr) {
+          addRow(tr);
+          var st = states.get(tr.dataset.node), c = cell(tr, "state");
+          if (st && c.dataset.state !== st) { c.textContent = st; c.dataset.state = st; }
+        });
+      });
+    }
     function row(u) {
-      var tr = rows.get(u.node);
-      if (tr) return tr;
-      tr = document.createElement("tr");
+      var list = rows.get(u.node);
+      if (list) return list;
+      var tr = document.createElement("tr");
       tr.dataset.node = u.node;
       ["node", "kind", "state", "started", "secs num", "lastrun", "why", "gates", "note"].forEach(function (c) {
         var td = document.createElement("td");
@@ -21,9 +57,10 @@
       });
       cell(tr, "node").textContent = u.node;
       cell(tr, "kind").textContent = u.kind || "";
-      table.tBodies[0].appendChild(tr);
-      rows.set(u.node, tr);
-      return tr;
+      var body = table.tBodies[0];
+      if (grouped) body.insertBefore(tr, body.firstChild); else body.appendChild(tr);
+      addRow(tr);
+      return rows.get(u.node);
     }
     function apply(u) {
       if (u.type === "run_start") {
@@ -37,7 +74,10 @@
         return;
       }
       if (!u.node) return;
-      var tr = row(u);
+      if (u.state && u.type !== "progress" && u.type !== "expand") states.set(u.node, u.state);
+      row(u).forEach(function (tr) { show(tr, u); });
+    }
+    function show(tr, u) {
       if (u.type === "progress") { cell(tr, "note").textContent = u.message; return; }
       if (u.type === "expand") { cell(tr, "note").textContent = "expanded: " + u.message; return; }
       if (u.type === "gate") {
@@ -69,10 +109,7 @@
       if (u.message) cell(tr, "note").textContent = u.message;
       tr.classList.remove("flash"); void tr.offsetWidth; tr.classList.add("flash");
     }
-    function counts() {
-      var by = {};
-      rows.forEach(function (tr) { var s = cell(tr, "state").dataset.state || "pending"; by[s] = (by[s] || 0) + 1; });
-      var box = document.getElementById("counts");
+    function fill(box, by) {
       box.textContent = "";
       Object.keys(by).sort().forEach(function (k) {
         box.appendChild(document.createTextNode(" · "));
@@ -80,6 +117,19 @@
         sp.className = "count"; sp.dataset.state = k; sp.textContent = by[k] + " " + k;
         box.appendChild(sp);
       });
+    }
+    function counts() {
+      var all = {}, per = new Map();
+      states.forEach(function (s, node) {
+        all[s] = (all[s] || 0) + 1;
+        var d = groupOf.get(node);
+        if (!d) return;
+        var by = per.get(d) || {};
+        by[s] = (by[s] || 0) + 1;
+        per.set(d, by);
+      });
+      fill(document.getElementById("counts"), all);
+      per.forEach(function (by, d) { fill(d.querySelector(".gcounts"), by); });
     }
     var es = new EventSource(line.dataset.live);
     es.onmessage = function (ev) {
