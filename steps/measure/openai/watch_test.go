@@ -26,6 +26,7 @@ type watcher struct {
 	ev    *events.Log
 	n     int
 	msgs  atomic.Int64
+	ups   atomic.Int64
 	close func()
 }
 
@@ -63,6 +64,7 @@ func startWatcher(b *testing.B) *watcher {
 			}
 			if strings.HasPrefix(line, "data: ") {
 				w.msgs.Add(1)
+				w.ups.Add(int64(strings.Count(line, `"type":`)))
 			}
 		}
 	}()
@@ -97,5 +99,5 @@ func (w *watcher) progress(p loadgen.Progress) {
 	}
 }
 
-// received is how many SSE messages the reader got.
-func (w *watcher) received() int64 { return w.msgs.Load() }
+// received is how many SSE messages the reader got, and how many node updates they held.
+func (w *watcher) received() (msgs, updates int64) { return w.msgs.Load(), w.ups.Load() }
