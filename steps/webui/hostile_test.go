@@ -115,7 +115,7 @@ func TestNoSecretServed(t *testing.T) {
 			queue = append(queue, m[1])
 		}
 	}
-	for _, want := range []string{"/c/secret/file/SOURCE.md", "/c/secret/file/atlas.jsonl", "/c/secret/point/aa-1k/1"} {
+	for _, want := range []string{"/c/secret/file/" + campaigndir.Source(""), "/c/secret/file/" + campaigndir.Atlas(), "/c/secret/point/aa-1k/1"} {
 		if !seen[want] {
 			t.Errorf("the crawl never reached %s (crawled %d pages)", want, len(seen))
 		}
@@ -156,7 +156,7 @@ func TestNoTornFile(t *testing.T) {
 	}()
 	var ok, refused int
 	for range 200 {
-		code, body := get(t, ts, "/c/tiny-1/file/atlas.jsonl")
+		code, body := get(t, ts, "/c/tiny-1/file/"+campaigndir.Atlas())
 		switch {
 		case code == 200 && body == string(whole):
 			ok++

@@ -34,7 +34,8 @@ func TestPagesShowTheDirectory(t *testing.T) {
 			t.Errorf("campaign page lacks node %s", n.Node)
 		}
 	}
-	for _, want := range []string{`href="/c/tiny-1/file/report.pdf"`, `href="/c/tiny-1/file/atlas.jsonl"`, `href="/c/tiny-1/file/SOURCE.md"`, `href="/c/tiny-1/point/aa-1k/2"`} {
+	for _, want := range []string{`href="/c/tiny-1/file/` + campaigndir.Report() + `"`, `href="/c/tiny-1/file/` + campaigndir.Atlas() + `"`,
+		`href="/c/tiny-1/file/` + campaigndir.Source("") + `"`, `href="/c/tiny-1/point/aa-1k/2"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("campaign page lacks %s", want)
 		}
@@ -58,7 +59,7 @@ func TestPagesShowTheDirectory(t *testing.T) {
 			t.Errorf("point page lacks %s", want)
 		}
 	}
-	code, body = get(t, ts, "/c/tiny-1/file/report.pdf")
+	code, body = get(t, ts, "/c/tiny-1/file/"+campaigndir.Report())
 	if code != 200 || !strings.HasPrefix(body, "%PDF") {
 		t.Errorf("report.pdf: %d %.20q", code, body)
 	}
@@ -97,14 +98,14 @@ func TestTraversalIsRefused(t *testing.T) {
 		"/c/tiny-1/file/%2e%2e%2f%2e%2e%2f%2e%2e" + secret,
 		"/c/tiny-1/file/" + secret,
 		"/c/tiny-1/file//" + secret,
-		"/c/tiny-1/file/atlas.jsonl",
-		"/c/tiny-1/file/SOURCE.md",
+		"/c/tiny-1/file/" + campaigndir.Atlas(),
+		"/c/tiny-1/file/" + campaigndir.Source(""),
 		"/c/tiny-1/file/out/outside.txt",
 		"/c/..%2f..%2f..%2f" + filepath.Dir(secret) + "/file/outside.txt",
-		"/c/%2e%2e/file/" + filepath.Base(root) + "/tiny-1/config.yaml",
-		"/c/tiny-1/file/config.yaml",
-		"/c/tiny-1/file/state/journal.jsonl",
-		"/c/tiny-1/file/cells/..%2f..%2fconfig.yaml",
+		"/c/%2e%2e/file/" + filepath.Base(root) + "/tiny-1/" + campaigndir.Config(""),
+		"/c/tiny-1/file/" + campaigndir.Config(""),
+		"/c/tiny-1/file/" + campaigndir.Journal(""),
+		"/c/tiny-1/file/" + campaigndir.Cells() + "/..%2f..%2f" + campaigndir.Config(""),
 		"/static/..%2fserver.go",
 		"/static/layout.html",
 	} {
@@ -133,7 +134,7 @@ func TestToken(t *testing.T) {
 		}
 	}
 	ts := serve(t, Options{Roots: []string{root}, Token: "s3cret-t0ken"})
-	for _, p := range []string{"/", "/c/tiny-1/", "/c/tiny-1/live", "/c/tiny-1/file/report.pdf", "/static/app.js", "/compare?a=tiny-1&b=tiny-1", "/nope"} {
+	for _, p := range []string{"/", "/c/tiny-1/", "/c/tiny-1/live", "/c/tiny-1/file/" + campaigndir.Report(), "/static/app.js", "/compare?a=tiny-1&b=tiny-1", "/nope"} {
 		if code, body := get(t, ts, p, "Host", "evil.example"); code != http.StatusUnauthorized || strings.Contains(body, "tiny") {
 			t.Errorf("%s without the token: %d, want 401", p, code)
 		}
