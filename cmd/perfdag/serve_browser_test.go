@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,8 +135,28 @@ func TestServeInBrowser(t *testing.T) {
 	if err := run2.Wait(); err != nil {
 		t.Fatalf("second quickstart: %v\n%s", err, run2Out.String())
 	}
+	// a hostile copy: its directory name and campaign name are markup; nothing may run
+	hostile := filepath.Join(root, `x"><img src=x onerror=alert(1)>`)
+	if err := os.CopyFS(hostile, os.DirFS(qs)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := campaigndir.ReadInfo(hostile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Campaign = `<script>alert("campaign")</script><img src=y onerror=alert(2)>`
+	if err := campaigndir.WriteInfo(hostile, info); err != nil {
+		t.Fatal(err)
+	}
 	b.Navigate(base + "/")
 	b.Screenshot("list")
+	b.Navigate(base + "/c/" + url.PathEscape(filepath.Base(hostile)) + "/")
+	if got := browser.Eval[string](b, `document.querySelector("h1").firstChild.textContent.trim()`); got != info.Campaign {
+		t.Errorf("the hostile campaign name shows as %q, want its text", got)
+	}
+	b.Screenshot("hostile")
+	b.Clean()
+	b.Navigate(base + "/")
 	for _, cell := range []string{"aa-1k", "aa-10k"} {
 		if out, err := perfdagChild("baseline", "record", qs, "--name", "weekly-"+cell, "--cell", cell, "--registry", reg).CombinedOutput(); err != nil {
 			t.Fatalf("baseline record: %v\n%s", err, out)
