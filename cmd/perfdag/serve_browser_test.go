@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 	"github.com/perfdag/perfdag/steps/report/svgchart"
 	"github.com/perfdag/perfdag/steps/testkit/browser"
 )
@@ -176,8 +177,11 @@ func TestServeInBrowser(t *testing.T) {
 			checked := 0
 			for _, r := range d.Rows {
 				sel := fmt.Sprintf(`%s tr[data-metric=%q][data-concurrency="%d"]`, sec, r.Metric, r.Concurrency)
-				got := browser.Eval[[]string](b, fmt.Sprintf(`(() => { const tr = document.querySelector(%q); return tr ? [tr.querySelector("td.base").textContent, tr.querySelector("td.cur").textContent, tr.querySelector("td.verdict").textContent] : []; })()`, sel))
-				wantRow := []string{num(r.Baseline), num(r.Current), r.Verdict}
+				got := browser.Eval[[]string](b, fmt.Sprintf(`(() => { const tr = document.querySelector(%q); if (!tr) return [];
+					const b = tr.querySelector("td.base"), c = tr.querySelector("td.cur");
+					return [...tr.querySelectorAll("td")].slice(0, 8).map(td => td.textContent).concat([b.dataset.exact, c.dataset.exact]); })()`, sel))
+				cl := baseline.Cells(r) // the figures `baseline diff` prints, and the exact values of its JSON
+				wantRow := []string{cl.Concurrency, cl.Metric, cl.Baseline, cl.Current, cl.Delta, cl.DeltaPct, cl.Tolerance, cl.Verdict, num(r.Baseline), num(r.Current)}
 				if fmt.Sprint(got) != fmt.Sprint(wantRow) {
 					t.Errorf("%s %s: the page shows %v, baseline diff says %v", view, sel, got, wantRow)
 				}
@@ -191,7 +195,11 @@ func TestServeInBrowser(t *testing.T) {
 				t.Errorf("%s: verdict %q on the page, %q from baseline diff", view, verdict, d.Verdict)
 			}
 			if cell == "aa-1k" {
-				b.Screenshot("compare-" + strings.Trim(strings.SplitN(view, "?", 2)[0], "/c"))
+				name := "compare-campaigns"
+				if strings.Contains(view, "baseline") {
+					name = "compare-baseline"
+				}
+				b.Screenshot(name)
 			}
 		}
 	}

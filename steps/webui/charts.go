@@ -23,7 +23,7 @@ func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 const (
 	chartW, chartH = 640, 240
 	padL, padB     = 56, 36
-	padT, padR     = 12, 12
+	padT, padR     = 12, 24
 )
 
 // svgChart accumulates one SVG chart.
@@ -57,10 +57,10 @@ func (c *svgChart) py(y float64) float64 { return padT + c.plotH - (y-c.y0)/(c.y
 // axes draws the frame, five ticks per axis and the labels.
 func (c *svgChart) axes() {
 	fmt.Fprintf(&c.b, `<rect class="frame" x="%d" y="%d" width="%.1f" height="%.1f"/>`, padL, padT, c.plotW, c.plotH)
-	for i := 0; i <= 4; i++ {
-		xv := c.x0 + float64(i)/4*(c.x1-c.x0)
-		yv := c.y0 + float64(i)/4*(c.y1-c.y0)
+	for _, xv := range niceTicks(c.x0, c.x1) {
 		fmt.Fprintf(&c.b, `<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, c.px(xv), chartH-padB+14, esc(short(xv)))
+	}
+	for _, yv := range niceTicks(c.y0, c.y1) {
 		fmt.Fprintf(&c.b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, c.py(yv)+4, esc(short(yv)))
 	}
 	fmt.Fprintf(&c.b, `<text class="label" x="%.1f" y="%d" text-anchor="middle">%s</text>`, padL+c.plotW/2, chartH-4, esc(c.xLabel))
@@ -74,6 +74,27 @@ func (c *svgChart) mark(shape, attrs, tip, cls string) {
 
 func (c *svgChart) html() template.HTML {
 	return template.HTML(c.b.String() + "</svg>") // every text inside was escaped by esc
+}
+
+// niceTicks are the multiples of 1, 2 or 5 × 10^k within [lo, hi], four to ten of them.
+func niceTicks(lo, hi float64) []float64 {
+	raw := (hi - lo) / 5
+	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
+		return []float64{lo}
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{2, 5, 10} {
+		if raw/step <= 1.5 {
+			break
+		}
+		step = m * mag
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, math.Round(v/step)*step)
+	}
+	return out
 }
 
 // short is a tick label: four significant digits.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
 // maxSpans bounds the timeline's bars; a larger point is drawn from an even sample of its
@@ -177,6 +178,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	},
 	"campaignURL": campaignURL,
+	"cells":       baseline.Cells,
 	"redact":      redact.String,
 	"pct": func(p *float64) string {
 		if p == nil {

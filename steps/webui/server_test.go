@@ -182,3 +182,23 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+// Two campaigns side by side: the baseline diff of each common cell, its figures as the
+// CLI prints them; identical campaigns are GREEN.
+func TestCompare(t *testing.T) {
+	root := t.TempDir()
+	finished(t, root, "tiny-1")
+	finished(t, root, "tiny-2")
+	ts := serve(t, Options{Roots: []string{root}})
+	code, body := get(t, ts, "/compare?a=tiny-1&b=tiny-2")
+	if code != 200 || !strings.Contains(body, `<section class="diff" data-cell="aa-1k">`) || !strings.Contains(body, `data-verdict="GREEN">GREEN</span>`) ||
+		!strings.Contains(body, `<tr data-metric="throughput_toks_per_s" data-concurrency="2">`) {
+		t.Fatalf("%d:\n%.2000s", code, body)
+	}
+	if code, _ := get(t, ts, "/compare?a=tiny-1&b=../tiny-2"); code != http.StatusNotFound {
+		t.Errorf("an unknown campaign: %d", code)
+	}
+	if code, _ := get(t, ts, "/c/tiny-1/baseline?name=../../etc"); code != http.StatusNotFound {
+		t.Errorf("a baseline name that is a path: %d", code)
+	}
+}
