@@ -10,7 +10,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 build: ## build bin/perfdag
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfdag
 
-test: ## all tests; tests needing PostgreSQL, Prometheus or pdftotext skip (with a reason) when those are missing
+test: ## all tests; tests needing PostgreSQL, Prometheus, pdftotext or Chromium skip (with a reason) when those are missing
 	@# the timeout bounds a hang only: cmd/perfdag alone took 22 min in a .ci/run at load 20
 	$(GO) test -count=1 -timeout 60m $(PKGS)
 
@@ -25,6 +25,7 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
+	@# ./steps/report/... holds BenchmarkBuildHTML: the HTML report of 2 cells (quickstart size) and of the 40-cell smoke fixture
 	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 	@# perfdag serve: a 10,007-node campaign page (server ns/op, Chromium's browser-ms-to-usable; target < 1 s each)
 	$(GO) test -run '^$$' -bench BenchmarkCampaignPage10k -benchtime 3x ./steps/webui

@@ -13,7 +13,7 @@ import (
 )
 
 func (a *app) reportCmd() *cobra.Command {
-	var out string
+	var out, htmlOut string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Re-render a campaign directory's PDF report",
@@ -25,13 +25,18 @@ champion; spec decode. A page whose data is missing says so in one line.
 Without --out it re-runs the campaign's render step (after a perfdag upgrade, say), so the
 journal records the new report; it refuses when anything else would have to run first. With
 --out it writes the PDF there and leaves DIR as it is. Either way a directory whose results
-no longer match its campaign file is refused: finish it with 'perfdag resume DIR'.`,
+no longer match its campaign file is refused: finish it with 'perfdag resume DIR'.
+
+--html FILE writes the same pages as one self-contained HTML file (inline styles, SVG charts
+whose points show their exact values on hover, nothing fetched when it is opened), fit to send
+as an e-mail attachment; like --out it leaves DIR as it is, and the two can be given together.`,
 		Example: `  perfdag report campaigns/20261202T130455Z-quickstart
-  perfdag report DIR --out /tmp/review.pdf`,
+  perfdag report DIR --out /tmp/review.pdf
+  perfdag report DIR --html /tmp/review.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			if out == "" {
+			if out == "" && htmlOut == "" {
 				svc, err := a.service()
 				if err != nil {
 					return err
@@ -56,19 +61,31 @@ no longer match its campaign file is refused: finish it with 'perfdag resume DIR
 			if err != nil {
 				return err
 			}
-			if err := report.Render(cmd.Context(), in, out); err != nil {
-				return err
+			if out != "" {
+				if err := report.Render(cmd.Context(), in, out); err != nil {
+					return err
+				}
+			}
+			if htmlOut != "" {
+				if err := report.RenderHTML(cmd.Context(), in, htmlOut); err != nil {
+					return err
+				}
 			}
 			for _, p := range report.Contents(in) {
-				if !p.HasData {
+				if !p.HasData && p.Listed() {
 					fmt.Fprintf(a.stderr, "page %q: %s\n", p.Title, p.Missing)
 				}
 			}
-			fmt.Fprintln(a.stdout, out)
+			for _, path := range []string{out, htmlOut} {
+				if path != "" {
+					fmt.Fprintln(a.stdout, path)
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the PDF here and leave DIR as it is (default: re-run DIR's render step)")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write the report as one self-contained HTML file here and leave DIR as it is")
 	return cmd
 }
 

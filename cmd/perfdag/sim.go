@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 
 func (a *app) simCmd() *cobra.Command {
 	var addr, model, config string
+	var listenFD int
 	var cfg schema.SimConfig
 	cmd := &cobra.Command{
 		Use:   "sim [--addr HOST:PORT]",
@@ -43,6 +46,9 @@ alone to point other clients (AIPerf, vllm bench) at the same double.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if listenFD > 0 {
+				return serveInherited(ctx, listenFD, cfg, model)
+			}
 			fmt.Fprintf(a.stderr, "simulator serving %s on http://%s (Ctrl-C to stop)\n", model, addr)
 			return sim.ListenAndServe(ctx, addr, cfg, model)
 		},
@@ -51,6 +57,7 @@ alone to point other clients (AIPerf, vllm bench) at the same double.
 	f.StringVar(&addr, "addr", "127.0.0.1:8000", "listen address")
 	f.StringVar(&model, "model", "perfdag/sim-1", "served model name")
 	f.StringVar(&config, "config", "", "YAML file with the simulator settings (the sim: block)")
+	f.IntVar(&listenFD, "listen-fd", 0, "serve on this inherited listening socket instead of --addr (how perfdag calibrate starts its simulator)")
 	f.Float64Var(&cfg.TTFTMs, "ttft-ms", 0, "base time to first token in ms (default 40)")
 	f.Float64Var(&cfg.TPOTMs, "tpot-ms", 0, "time per output token at batch 1 in ms (default 8)")
 	f.BoolVar(&cfg.ZeroDelay, "zero-delay", false, "stream as fast as possible")
@@ -58,6 +65,28 @@ alone to point other clients (AIPerf, vllm bench) at the same double.
 	f.Float64Var(&cfg.SpecAcceptRate, "spec-accept-rate", 0, "export spec-decode counters at this acceptance rate")
 	f.Float64Var(&cfg.Slowdown, "slowdown", 0, "multiply every delay (a degraded server)")
 	return cmd
+}
+
+// serveInherited serves on the listening socket a parent handed down as file descriptor fd,
+// until ctx ends.
+func serveInherited(ctx context.Context, fd int, cfg schema.SimConfig, model string) error {
+	f := os.NewFile(uintptr(fd), "listener")
+	if f == nil {
+		return exitf(ExitUsage, "--listen-fd %d: not an open file descriptor", fd)
+	}
+	ln, err := net.FileListener(f)
+	_ = f.Close() // the listener holds its own copy
+	if err != nil {
+		return exitf(ExitUsage, "--listen-fd %d: %v", fd, err)
+	}
+	s, err := sim.StartListener(ctx, ln, cfg, model)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	<-ctx.Done()
+	s.Close()
+	return nil
 }
 
 func readYAML(path string, v any) error {

@@ -92,6 +92,7 @@ func Usable(dir string) (existing bool, err error) {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, "."): // the lock, or an atomic write's temp file
 		case name == base(campaigndir.Config), name == base(campaigndir.Source):
+		case name == campaigndir.Calibration(): // perfdag calibrate ran before the first run
 		case name == base(campaigndir.StateDir):
 			slices, _ := campaigndir.SliceJournals(dir)
 			for _, j := range append([]string{campaigndir.Journal(dir)}, slices...) {

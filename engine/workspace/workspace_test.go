@@ -2,7 +2,11 @@ package workspace
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // Slices of cells share the directory; a whole holder (a run, a campaign-scope slice) excludes
@@ -59,5 +63,32 @@ func TestLockSharing(t *testing.T) {
 	w()
 	if Locked(dir) {
 		t.Error("Locked says yes after every holder left")
+	}
+}
+
+// A directory holding only what may precede a first run — a calibration, the lock, a frozen
+// file — takes a run; any other file refuses it, never overwritten.
+func TestUsable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		ok    bool
+	}{
+		{"empty", nil, true},
+		{"calibrated before the first run", []string{campaigndir.Calibration(), ".lock"}, true},
+		{"someone's notes", []string{campaigndir.Calibration(), "notes.txt"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			existing, err := Usable(dir)
+			if existing || (err == nil) != tc.ok {
+				t.Errorf("Usable = %v, %v; want usable %v", existing, err, tc.ok)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@
 //	  cells/<cell>/spec_metrics/{c<N>.json,c<N>.before.prom,c<N>.after.prom,readings-c<N>.json}
 //	  cells/<cell>/dcgm_samples/c<N>.json  cells/<cell>/{normalized.json,status.txt,dcgm_correlation.json,roofline_sweep.json}
 //	  atlas.jsonl  tpm_summary.{json,csv,md}  champion.json  report.pdf  publish.json  verdict.json
+//	  calibration.json  (the client's overhead, from perfdag calibrate)
 //
 // Paths returned by the cell and campaign functions are relative to the campaign directory
 // and slash-separated, the form a step lists in its Result.Outputs and the journal records.
@@ -65,6 +66,7 @@ const (
 	reportFile    = "report.pdf"
 	receiptFile   = "publish.json"
 	verdictFile   = "verdict.json"
+	calibration   = "calibration.json"
 )
 
 // Names lists every file and folder name of the layout, for the test that keeps them spelled
@@ -73,7 +75,7 @@ func Names() []string {
 	return []string{configFile, runFile, sourceFile, summaryFile, eventsFile, stateDir, journalFile, slicesDir, lockFile, freezeLock,
 		sweepFile, cellsDir, rawDir, recordsFile, pointFile, prewarmFile, burnInDir, commandsDir, settleLog, specDir,
 		samplesDir, normalized, statusFile, dcgmFile, rooflineSweep, atlasFile, tpmJSON, tpmCSV, tpmMarkdown,
-		championFile, reportFile, receiptFile, verdictFile}
+		championFile, reportFile, receiptFile, verdictFile, calibration}
 }
 
 // Engine files, as absolute paths under a campaign directory.
@@ -234,6 +236,10 @@ func Receipt() string { return receiptFile }
 
 // Verdict is a scheduled run's baseline verdict.
 func Verdict() string { return verdictFile }
+
+// Calibration is the client machine's own overhead (calibration_v1), written by
+// `perfdag calibrate`, not by a step: the report reads it as it is, without a digest.
+func Calibration() string { return calibration }
 
 // Abs joins a relative layout path onto a campaign directory.
 func Abs(dir, rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }

@@ -81,8 +81,12 @@ type Evidence struct {
 	Report   string      `json:"report,omitempty"`
 	Spec     []SpecFiles `json:"spec,omitempty"`
 	DCGM     []DCGMFiles `json:"dcgm,omitempty"`
-	Cells    []CellFiles `json:"cells,omitempty"` // whole cells (their sweeps feed the roofline page)
+	Cells    []CellFiles `json:"cells,omitempty"`  // whole cells (their sweeps feed the roofline page)
+	Sweeps   []string    `json:"sweeps,omitempty"` // cells' sweep_probes.json (SLO searches, stopped lists)
 }
+
+// SweepOutput is a result that wrote a cell's sweep_probes.json.
+type SweepOutput interface{ SweepFile() string }
 
 // EvidenceOutput is a result that carries (part of) a campaign's evidence.
 type EvidenceOutput interface{ Evidence() Evidence }
@@ -110,6 +114,11 @@ func (e Evidence) Merge(other Evidence) Evidence {
 	for _, c := range other.Cells {
 		if !slices.Contains(e.Cells, c) {
 			e.Cells = append(e.Cells, c)
+		}
+	}
+	for _, s := range other.Sweeps {
+		if !slices.Contains(e.Sweeps, s) {
+			e.Sweeps = append(e.Sweeps, s)
 		}
 	}
 	return e

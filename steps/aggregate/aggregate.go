@@ -179,7 +179,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("write TPM summary: %w", err)
 	}
-	res.Files = campaigndir.Evidence{Atlas: campaigndir.Atlas(), TPM: campaigndir.TPMJSON(), Spec: in.spec, DCGM: in.dcgm, Cells: in.imported}
+	res.Files = campaigndir.Evidence{Atlas: campaigndir.Atlas(), TPM: campaigndir.TPMJSON(), Spec: in.spec, DCGM: in.dcgm, Cells: in.imported, Sweeps: in.sweeps}
 	outputs = append(outputs, campaigndir.Atlas())
 	outputs = append(outputs, names...)
 	return engine.Result{Value: &res, Outputs: outputs, Summary: res.Coverage}, nil

@@ -22,6 +22,7 @@ type upstream struct {
 	dcgm     []campaigndir.DCGMFiles
 	imported []campaigndir.CellFiles
 	from     map[string]string // imported cell → the step that wrote it
+	sweeps   []string          // cells' sweep_probes.json
 }
 
 func gather(t *engine.Task) (*upstream, error) {
@@ -49,6 +50,9 @@ func gather(t *engine.Task) (*upstream, error) {
 				in.corr[f.Cell] = f.Correlation
 				in.dcgm = append(in.dcgm, f)
 			}
+		}
+		if so, ok := u.Result.(campaigndir.SweepOutput); ok && so.SweepFile() != "" {
+			in.sweeps = append(in.sweeps, so.SweepFile())
 		}
 		if co, ok := u.Result.(campaigndir.CellsOutput); ok {
 			for _, f := range co.WrittenCells() {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -21,5 +22,23 @@ func Input(ctx context.Context, r campaigndir.Reader, ev campaigndir.Evidence, c
 	if info, err := campaigndir.ReadInfo(r.Dir); err == nil {
 		in.Run = &info
 	}
+	in.Calibration, in.CalibrationErr = readCalibration(r.Dir)
 	return in, nil
+}
+
+// readCalibration reads the client's calibration as it is (perfdag calibrate wrote it, no
+// step: there is no digest to check). A file that cannot be used is a note on the cover, never
+// a failed report.
+func readCalibration(dir string) (*schema.Calibration, string) {
+	var c schema.Calibration
+	found, err := campaigndir.ReadJSON(dir, campaigndir.Calibration(), &c)
+	switch {
+	case err != nil:
+		return nil, err.Error()
+	case !found:
+		return nil, ""
+	case c.Schema != schema.SchemaCalibration:
+		return nil, fmt.Sprintf("%s: schema %q, want %s", campaigndir.Calibration(), c.Schema, schema.SchemaCalibration)
+	}
+	return &c, ""
 }

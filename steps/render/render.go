@@ -62,7 +62,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	ev.Report = rel
 	res := &Result{Pages: pages, Rows: len(in.Atlas), Files: ev}
 	for _, p := range report.Contents(in) {
-		if !p.HasData {
+		if !p.HasData && p.Listed() {
 			res.PagesMissing = append(res.PagesMissing, p.Title)
 		}
 	}

@@ -42,7 +42,7 @@ func shapeRank(s string) int {
 
 // aaPage lists, per AA shape and concurrency, TTFT, TTFO with its coverage, AA output speed,
 // output throughput and the reasoning field the stream carried.
-func aaPage(d *doc, v *view, _ *artwork) {
+func aaPage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleAA)
 	rows := aaRows(v.rows)
 	if len(rows) == 0 {

@@ -8,29 +8,30 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// artwork holds every chart PNG, drawn before the PDF is assembled.
+// artwork holds every chart of the report as a figure, built before the pages are assembled.
 type artwork struct {
+	// raster makes every figure's PNG (the PDF's); the HTML report draws the specs as SVG.
+	raster  bool
 	mu      sync.Mutex
-	scatter map[int][2][]byte // by mbt: left, right pane
-	legend  []byte
-	legendH float64 // mm
+	scatter map[int][2]*figure // by mbt: left, right pane
+	legend  *figure
 
-	tpm         []byte
-	dcgm        [2][]byte
-	dcgmLegend  []byte
-	dcgmLegendH float64
-	roofA       []byte
-	roofB       []byte
-	spec        []byte
+	tpm        *figure
+	dcgm       [2]*figure
+	dcgmLegend *figure
+	roofA      *figure
+	roofB      *figure
+	spec       *figure
+	frontier   *figure
 }
 
-func (a *artwork) setScatter(mbt int, p [2][]byte) {
+func (a *artwork) setScatter(mbt int, p [2]*figure) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.scatter[mbt] = p
 }
 
-func (a *artwork) scatterFor(mbt int) [2][]byte {
+func (a *artwork) scatterFor(mbt int) [2]*figure {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.scatter[mbt]
@@ -39,16 +40,17 @@ func (a *artwork) scatterFor(mbt int) [2][]byte {
 // job draws one or more charts into the artwork.
 type job func() error
 
-// drawCharts renders every chart concurrently, one worker per CPU; chart drawing dominates the
-// render time and each chart is independent.
-func drawCharts(ctx context.Context, v *view) (*artwork, error) {
-	art := &artwork{scatter: map[int][2][]byte{}}
+// drawCharts builds every chart concurrently, one worker per CPU, rasterising them when raster
+// (for the PDF); chart drawing dominates the PDF's render time and each chart is independent.
+func drawCharts(ctx context.Context, v *view, raster bool) (*artwork, error) {
+	art := &artwork{raster: raster, scatter: map[int][2]*figure{}}
 	var jobs []job
 	jobs = append(jobs, scatterCharts(v, art)...)
 	jobs = append(jobs, tpmCharts(v, art)...)
 	jobs = append(jobs, dcgmCharts(v, art)...)
 	jobs = append(jobs, rooflineCharts(v, art)...)
 	jobs = append(jobs, specCharts(v, art)...)
+	jobs = append(jobs, frontierCharts(v, art)...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, runtime.GOMAXPROCS(0)))
 	for _, j := range jobs {

@@ -11,7 +11,7 @@ import (
 
 // championPage is page 8: the production recommendation, the ranked baseline and top-X arms
 // under the focus metric and TPOT SLO, and what each arm's rigor rests on.
-func championPage(d *doc, v *view, _ *artwork) {
+func championPage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleChampion)
 	c := v.in.Champion
 	if c == nil {

@@ -167,7 +167,7 @@ const importsPerTable = 3
 
 // comparePage puts each measured point beside the imported points of the same endpoint,
 // shape and concurrency, metric by metric.
-func comparePage(d *doc, v *view, _ *artwork) {
+func comparePage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleCompare)
 	groups := compareGroups(v.in)
 	if len(groups) == 0 {
@@ -194,7 +194,7 @@ func comparePage(d *doc, v *view, _ *artwork) {
 }
 
 // compareTable is one measured point against up to importsPerTable imported ones.
-func compareTable(d *doc, m schema.AtlasRow, imported []schema.AtlasRow) {
+func compareTable(d sink, m schema.AtlasRow, imported []schema.AtlasRow) {
 	const metricW, measuredW, valW, deltaW, pctW = 7, 3, 4, 3, 3
 	cols := []tcol{{head: "Metric", w: metricW}, {head: m.CellID, w: measuredW, align: align.Right}}
 	groups := []tgroup{{head: "", w: metricW}, {head: "perfdag", w: measuredW}}

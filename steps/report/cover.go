@@ -17,7 +17,7 @@ import (
 
 // coverPage draws the title, the coverage line, the caveats, the source under test and the
 // contents (with which pages lack data).
-func coverPage(d *doc, v *view, _ *artwork) {
+func coverPage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleCover)
 	d.para(v.opt.title, 20, fontstyle.Bold, nil)
 	if c := v.in.Campaign; c != nil {
@@ -64,7 +64,7 @@ func coverPage(d *doc, v *view, _ *artwork) {
 	d.heading("Contents")
 	var crows [][]tcell
 	for i, p := range Contents(v.in) {
-		if i == 0 {
+		if i == 0 || !p.Listed() {
 			continue
 		}
 		status := tcell{text: "data present"}

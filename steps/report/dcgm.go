@@ -107,7 +107,7 @@ func dcgmCharts(v *view, art *artwork) []job {
 				for _, r := range rows {
 					if r.cell == cell {
 						if y := p.get(r); y != nil {
-							s.Points = append(s.Points, charts.Point{X: float64(r.c), Y: *y * p.scale})
+							s.Points = append(s.Points, charts.Point{X: float64(r.c), Y: *y * p.scale, Tip: fmt.Sprintf("cell %s, C=%d", cell, r.c)})
 						}
 					}
 				}
@@ -119,17 +119,17 @@ func dcgmCharts(v *view, art *artwork) []job {
 			if i == 1 {
 				ch.Y.Min, ch.Y.Max = 0, 100
 			}
-			b, err := ch.PNG()
+			f, err := art.chartFig(ch)
 			if err != nil {
 				return fmt.Errorf("dcgm chart: %w", err)
 			}
-			art.dcgm[i] = b
+			art.dcgm[i] = f
 			if i == 0 {
-				lb, h, err := charts.LegendStrip(series, vg.Length(contentW)*vg.Millimeter, 7)
+				lf, err := art.legendFig(series, vg.Length(contentW)*vg.Millimeter, 7)
 				if err != nil {
 					return fmt.Errorf("dcgm legend: %w", err)
 				}
-				art.dcgmLegend, art.dcgmLegendH = lb, float64(h/vg.Millimeter)
+				art.dcgmLegend = lf
 			}
 		}
 		return nil
@@ -138,7 +138,7 @@ func dcgmCharts(v *view, art *artwork) []job {
 
 // dcgmPage shows per cell and point the DCGM window means (SM, tensor, DRAM active, power) and
 // tokens per watt.
-func dcgmPage(d *doc, v *view, art *artwork) {
+func dcgmPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleDCGM)
 	rows := dcgmTable(v.in, v)
 	if len(rows) == 0 {
@@ -148,7 +148,7 @@ func dcgmPage(d *doc, v *view, art *artwork) {
 	d.para("Window means over each point's benchmark window, averaged over the endpoint's GPUs. Activity fields are DCGM duty cycles (share of time the unit was busy), not bytes or FLOPs. Tokens per watt = output tok/s / (power per GPU x GPUs).",
 		7.5, fontstyle.Normal, &colorMuted)
 	d.images(dcgmChartH, art.dcgm[0], art.dcgm[1])
-	d.images(art.dcgmLegendH, art.dcgmLegend)
+	d.images(art.dcgmLegend.h, art.dcgmLegend)
 	cols := []tcol{
 		{head: "Cell", w: 10}, {head: "C", w: 2, align: align.Right}, {head: "GPUs", w: 2, align: align.Right},
 		{head: "SM active", w: 4, align: align.Right}, {head: "Tensor active", w: 4, align: align.Right},

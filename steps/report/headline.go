@@ -53,9 +53,11 @@ func verdict(v *view) (string, bool) {
 // headline is one row per cell variant and max_num_batched_tokens (two cells differing only in
 // that knob are two rows): its peak output throughput (and where), TTFT p50 at its lowest
 // concurrency, and how many requests failed.
-func headlinePart(d *doc, v *view) {
+func headlinePart(d sink, v *view) {
 	var rows [][]tcell
 	var peaks []float64
+	var used [][]int // per row: the calibrated concurrency its ± came from
+	var ivs []bool   // per row: its TTFT carries a confidence interval
 	for _, x := range v.variants {
 		var mbts []int
 		for i := range v.rows {
@@ -69,8 +71,8 @@ func headlinePart(d *doc, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			row, peak := headlineRow(v, x.key, mbt, label)
-			rows, peaks = append(rows, row), append(peaks, peak)
+			row, peak, cal, iv := headlineRow(v, x.key, mbt, label)
+			rows, peaks, used, ivs = append(rows, row), append(peaks, peak), append(used, cal), append(ivs, iv)
 		}
 	}
 	if len(rows) == 0 {
@@ -79,14 +81,39 @@ func headlinePart(d *doc, v *view) {
 	shown := topHeadline(peaks, maxHeadlineRows)
 	d.heading("Headline numbers")
 	kept := make([][]tcell, 0, len(shown))
+	var cals []int
+	anyIV := false
 	for _, i := range shown {
-		kept = append(kept, rows[i])
+		kept, anyIV = append(kept, rows[i]), anyIV || ivs[i]
+		for _, c := range used[i] {
+			if !slices.Contains(cals, c) {
+				cals = append(cals, c)
+			}
+		}
 	}
-	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
-		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
+	slices.Sort(cals)
+	peakHead := "Peak output tok/s/GPU"
+	if len(searches(v.in)) > 0 {
+		peakHead = "Output tok/s/GPU: peak, or at the SLO knee"
+	}
+	d.table([]tcol{{head: "Cell", w: 15}, {head: v.dev(peakHead), w: 9, align: align.Right},
+		{head: "TTFT p50 (ms), lowest C", w: 10, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
+	}
+	if anyIV {
+		d.para("A spaced ± (412 ± 3.2) is the half-width of the TTFT p50's 95 % confidence interval (sectioning over batches of requests; docs/statistics.md).", 7.5, fontstyle.Italic, nil)
+	}
+	note, warn := calibrationNote(v.in, cals)
+	if note != "" {
+		d.para(note, 7.5, fontstyle.Italic, nil)
+	}
+	if warn != "" {
+		d.para(warn, 7.5, fontstyle.Italic, &colorWarn)
+	}
+	if e := v.in.CalibrationErr; e != "" {
+		d.para("Client calibration not used: "+e, 7.5, fontstyle.Italic, &colorWarn)
 	}
 	d.space(2)
 }
@@ -122,8 +149,11 @@ func topHeadline(peaks []float64, n int) []int {
 }
 
 // headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
-// The second result is the peak (NaN when no row has one), which ranks the row on the cover.
-func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64) {
+// The second result is the peak (NaN when no row has one), which ranks the row on the cover;
+// the third the calibrated concurrency whose client error bar its TTFT carries (none for a TTFT
+// another tool measured: the calibration is perfdag's client); the fourth whether its TTFT
+// is shown with its confidence interval.
+func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, []int, bool) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
@@ -144,14 +174,39 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 	}
 	row := []tcell{plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
 	best := math.NaN()
-	if peak != nil {
+	if k := kneeRow(v, key, mbt); k != nil { // a search ran: the answer is the knee, not the peak
+		row[1] = plain(fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency))
+		best = *k.OutputTokPerSPerGPU
+	} else if peak != nil {
 		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
 		best = *peak.OutputTokPerSPerGPU
 	}
+	var cal []int
+	iv := false
 	if low != nil {
-		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
+		ttft := withInterval(low, "ttft_p50_ms", *low.TTFTP50Ms)
+		_, iv = low.Intervals["ttft_p50_ms"]
+		if p := clientError(v.in.Calibration, low.Concurrency); p != nil && !schema.IsImportedBasis(low.TokenBasis) {
+			if iv {
+				ttft += " (client " + errorBar(p) + ")"
+			} else {
+				ttft += " " + errorBar(p)
+			}
+			cal = append(cal, p.Concurrency)
+		}
+		row[2] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
 	}
-	return row, best
+	return row, best, cal, iv
+}
+
+// withInterval formats v with ± the half-width of the row's 95 % interval for key, when the
+// row has one, so a reader sees at a glance what difference is noise.
+func withInterval(r *schema.AtlasRow, key string, v float64) string {
+	iv, ok := r.Intervals[key]
+	if !ok {
+		return fnum(v)
+	}
+	return fnum(v) + " ± " + fnum(iv.HalfWidth())
 }
 
 // requestErrors totals requests and failed requests over the serving rows.
@@ -164,4 +219,23 @@ func requestErrors(v *view) (reqs, errs, points int) {
 		}
 	}
 	return reqs, errs, points
+}
+
+// kneeRow is the best knee point of the variant's searched cells (the highest concurrency that
+// met the SLO), nil when none of its cells searched or found a knee.
+func kneeRow(v *view, key variantKey, mbt int) *schema.AtlasRow {
+	var best *schema.AtlasRow
+	for _, s := range v.in.Sweeps {
+		if s.Mode != schema.SweepSearch || s.Knee == 0 {
+			continue
+		}
+		for i := range v.rows {
+			r := &v.rows[i]
+			if r.CellID == s.Cell && r.Concurrency == s.Knee && keyOf(r) == key && r.MaxNumBatchedTokens == mbt &&
+				r.OutputTokPerSPerGPU != nil && (best == nil || *r.OutputTokPerSPerGPU > *best.OutputTokPerSPerGPU) {
+				best = r
+			}
+		}
+	}
+	return best
 }

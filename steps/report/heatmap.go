@@ -57,7 +57,7 @@ func shade(t float64) (bg, fg props.Color) {
 
 // heatmapPage is page 2: per heatmap concurrency, output tok/s/GPU and TTFT avg for every
 // (variant, mbt), darker = better, grey = missing, failed or partial.
-func heatmapPage(d *doc, v *view, _ *artwork) {
+func heatmapPage(d sink, v *view, _ *artwork) {
 	d.newPage(TitleHeatmap)
 	if len(v.rows) == 0 {
 		d.missing("No atlas rows in this campaign.")
@@ -153,15 +153,15 @@ func heatTCell(hc heatCell, lo, hi float64, higher bool) tcell {
 		if hc.value != nil {
 			txt = fnum(*hc.value)
 		}
-		return tcell{text: txt, bg: &colorGrey, fg: &colorMuted}
+		return tcell{text: txt, bg: &colorGrey, fg: &colorMuted, exact: hc.value}
 	}
 	if !(hi > lo) { // nothing to compare it with in its shape: unshaded
-		return tcell{text: fnum(*hc.value)}
+		return tcell{text: fnum(*hc.value), exact: hc.value}
 	}
 	t := (*hc.value - lo) / (hi - lo)
 	if !higher {
 		t = 1 - t
 	}
 	bg, fg := shade(t)
-	return tcell{text: fnum(*hc.value), bg: &bg, fg: &fg}
+	return tcell{text: fnum(*hc.value), bg: &bg, fg: &fg, exact: hc.value}
 }

@@ -41,6 +41,20 @@ var (
 	colorWarn      = props.Color{Red: 0x9A, Green: 0x3B, Blue: 0x00}
 )
 
+// sink is what the page builders write to, so the PDF and the HTML report are the same pages
+// in the same order from one code path: doc writes the PDF, htmlDoc the HTML. Sizes are the
+// PDF's (points and millimetres); the HTML maps them onto its own type scale.
+type sink interface {
+	newPage(title string)
+	para(s string, size float64, style fontstyle.Type, clr *props.Color)
+	heading(s string)
+	images(h float64, figs ...*figure)
+	table(cols []tcol, groups []tgroup, rows [][]tcell)
+	missing(s string)
+	space(h float64)
+	keep(h float64)
+}
+
 // doc wraps the maroto document: every page starts with a title band, continuation pages
 // repeat it with "(continued)", and every string passes the secret redactor on its way in.
 type doc struct {
@@ -185,12 +199,12 @@ func (d *doc) heading(s string) {
 	d.add(7, row.New(7).Add(text.NewCol(gridSize, d.out(s), props.Text{Size: 10.5, Style: fontstyle.Bold, Top: 2})))
 }
 
-// images adds PNGs side by side in equal columns, h millimetres tall.
-func (d *doc) images(h float64, pngs ...[]byte) {
+// images adds the figures' PNGs side by side in equal columns, h millimetres tall.
+func (d *doc) images(h float64, figs ...*figure) {
 	r := row.New(h)
-	w := gridSize / len(pngs)
-	for _, p := range pngs {
-		r.Add(image.NewFromBytesCol(w, p, extension.Png, props.Rect{Center: true, Percent: 100}))
+	w := gridSize / len(figs)
+	for _, f := range figs {
+		r.Add(image.NewFromBytesCol(w, f.png, extension.Png, props.Rect{Center: true, Percent: 100}))
 	}
 	d.add(h, r)
 }
@@ -208,6 +222,8 @@ type tcell struct {
 	bg   *props.Color
 	fg   *props.Color
 	bold bool
+	// exact is the unrounded value behind a rounded number; the HTML shows it on hover.
+	exact *float64
 }
 
 // tgroup is a header cell spanning columns above the column headers.

@@ -62,6 +62,15 @@ func Read(ctx context.Context, r campaigndir.Reader, ev campaigndir.Evidence) (I
 		}
 		in.Roofline = append(in.Roofline, s)
 	}
+	sweeps := slices.Clone(ev.Sweeps)
+	slices.Sort(sweeps)
+	for _, rel := range sweeps {
+		var s schema.SweepResult
+		if err := r.JSON(rel, &s); err != nil {
+			return in, err
+		}
+		in.Sweeps = append(in.Sweeps, s)
+	}
 	return in, nil
 }
 

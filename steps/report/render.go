@@ -60,7 +60,7 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 	if v.covErr != nil {
 		return nil, fmt.Errorf("report: atlas: %w", v.covErr)
 	}
-	art, err := drawCharts(ctx, v)
+	art, err := drawCharts(ctx, v, true)
 	if err != nil {
 		return nil, err
 	}
@@ -91,25 +91,37 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 		tr:      tr,
 		redact:  redact,
 	}
-	pages := []func(*doc, *view, *artwork){
-		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage,
-	}
-	contents := Contents(v.in)
-	for i, p := range pages {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// a page without data is one line in the cover's contents table, not an empty page
-		if i < len(contents) && !contents[i].HasData {
-			continue
-		}
-		p(d, v, art)
+	if err := emit(ctx, d, v, art); err != nil {
+		return nil, err
 	}
 	out, err := d.m.Generate()
 	if err != nil {
 		return nil, fmt.Errorf("report: generate pdf: %w", err)
 	}
 	return out.GetBytes(), nil
+}
+
+// pages are the report's page builders in Contents order; both renderers run them.
+func pages() []func(sink, *view, *artwork) {
+	return []func(sink, *view, *artwork){
+		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage,
+	}
+}
+
+// emit writes every page that has data to d, in order; a page without data is one line in the
+// cover's contents table, not an empty page.
+func emit(ctx context.Context, d sink, v *view, art *artwork) error {
+	contents := Contents(v.in)
+	for i, p := range pages() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i < len(contents) && !contents[i].HasData {
+			continue
+		}
+		p(d, v, art)
+	}
+	return nil
 }
 
 // textFamily is Helvetica under a name maroto does not re-translate per call (it compares

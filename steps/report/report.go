@@ -2,7 +2,8 @@
 // line, caveats and the source under test, scatter panes per max_num_batched_tokens, heatmap
 // tables at fixed concurrencies, the AA, TPM, DCGM, roofline, champion and spec-decode pages,
 // and a measured-vs-imported comparison when a campaign holds both at the same point.
-// A page whose data is missing says so in one line instead of vanishing.
+// A page whose data is missing says so in one line instead of vanishing. The same page builders
+// also write the report as one self-contained HTML file (RenderHTML) with interactive SVG charts.
 package report
 
 import (
@@ -28,6 +29,11 @@ type Input struct {
 	Champion *schema.Champion         // champion-select's decision
 	Run      *campaigndir.Info        // the run's record: perfdag version, host, endpoints, servers
 	Gates    []schema.GateVerdict     // the quality-gate verdicts of the campaign's nodes
+	Sweeps   []schema.SweepResult     // cells' run-time sweeps: SLO searches and stopped lists
+	// Calibration is the client machine's overhead (calibration.json from perfdag calibrate):
+	// the cover's TTFT error bar. CalibrationErr says why a calibration.json present was not used.
+	Calibration    *schema.Calibration
+	CalibrationErr string
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").
@@ -42,6 +48,7 @@ const (
 	TitleChampion = "Champion selection"
 	TitleSpec     = "Speculative decoding acceptance"
 	TitleCompare  = "Measured vs imported"
+	TitleFrontier = "SLO frontier"
 )
 
 // missingCompare is the side-by-side page's line when no measured and imported points match.
@@ -52,7 +59,13 @@ type PageInfo struct {
 	Title   string
 	HasData bool
 	Missing string // the one line the page shows when it has no data
+	// Optional pages belong to a feature the campaign may not use (an SLO search): without
+	// data they are left out of the contents instead of listed as missing.
+	Optional bool
 }
+
+// Listed reports whether the cover's contents (and a list of missing pages) names the page.
+func (p PageInfo) Listed() bool { return p.HasData || !p.Optional }
 
 // Contents lists the report's pages in order with whether each has data.
 func Contents(in Input) []PageInfo {
@@ -68,6 +81,7 @@ func Contents(in Input) []PageInfo {
 		{Title: TitleChampion, HasData: in.Champion != nil, Missing: "No champion selection (champion.json) in this campaign."},
 		{Title: TitleSpec, HasData: len(specCells(in, v)) > 0, Missing: "No speculative-decoding data in this campaign."},
 		{Title: TitleCompare, HasData: len(compareGroups(in)) > 0, Missing: missingCompare},
+		{Title: TitleFrontier, HasData: len(in.Sweeps) > 0, Missing: "No SLO search or early-stopping sweep in this campaign.", Optional: true},
 	}
 }
 

@@ -61,19 +61,19 @@ func rooflineCharts(v *view, art *artwork) []job {
 	}
 	return []job{
 		func() error {
-			b, err := panelA(sweeps).PNG()
+			f, err := art.chartFig(panelA(sweeps))
 			if err != nil {
 				return fmt.Errorf("roofline panel A: %w", err)
 			}
-			art.roofA = b
+			art.roofA = f
 			return nil
 		},
 		func() error {
-			b, err := panelB(sweeps).PNG()
+			f, err := art.barFig(panelB(sweeps))
 			if err != nil {
 				return fmt.Errorf("roofline panel B: %w", err)
 			}
-			art.roofB = b
+			art.roofB = f
 			return nil
 		},
 	}
@@ -196,7 +196,7 @@ func orNaN(v *float64) float64 {
 }
 
 // rooflinePage is page 7: panels A and B, then each sweep's provenance and points.
-func rooflinePage(d *doc, v *view, art *artwork) {
+func rooflinePage(d sink, v *view, art *artwork) {
 	d.newPage(TitleRoofline)
 	sweeps := v.in.Roofline
 	if !hasRoofline(sweeps) {

@@ -56,7 +56,7 @@ func scatterCharts(v *view, art *artwork) []job {
 	var jobs []job
 	for _, mbt := range v.mbts {
 		jobs = append(jobs, func() error {
-			var pngs [2][]byte
+			var figs [2]*figure
 			for i, p := range []paneSpec{left, right} {
 				title := fmt.Sprintf("%s: %s", mbtName(mbt), p.title)
 				if len(v.mbts) == 1 && mbt <= 0 {
@@ -70,13 +70,13 @@ func scatterCharts(v *view, art *artwork) []job {
 					FontSize: 6.5,
 					Empty:    "no plot-ready points at " + mbtName(mbt),
 				}
-				b, err := ch.PNG()
+				f, err := art.chartFig(ch)
 				if err != nil {
 					return fmt.Errorf("scatter %s: %w", mbtName(mbt), err)
 				}
-				pngs[i] = b
+				figs[i] = f
 			}
-			art.setScatter(mbt, pngs)
+			art.setScatter(mbt, figs)
 			return nil
 		})
 	}
@@ -85,11 +85,11 @@ func scatterCharts(v *view, art *artwork) []job {
 		for _, x := range v.variants {
 			legend = append(legend, charts.Series{Name: x.label, Color: x.color, Marker: x.marker, Hollow: x.key.MTP, Line: true})
 		}
-		b, h, err := charts.LegendStrip(legend, vg.Length(contentW)*vg.Millimeter, 7)
+		f, err := art.legendFig(legend, vg.Length(contentW)*vg.Millimeter, 7)
 		if err != nil {
 			return fmt.Errorf("scatter legend: %w", err)
 		}
-		art.legend, art.legendH = b, float64(h/vg.Millimeter)
+		art.legend = f
 		return nil
 	})
 	return jobs
@@ -124,7 +124,7 @@ func scatterSeries(v *view, mbt int, p paneSpec) []charts.Series {
 			if xv == nil || yv == nil {
 				continue
 			}
-			pt := charts.Point{X: *xv, Y: *yv}
+			pt := charts.Point{X: *xv, Y: *yv, Tip: fmt.Sprintf("cell %s, C=%d", r.CellID, r.Concurrency)}
 			if slices.Contains(v.opt.labels, r.Concurrency) {
 				pt.Label = fmt.Sprintf("c%d", r.Concurrency)
 			}
@@ -176,7 +176,7 @@ func fitAxis(a charts.Axis, vals []float64) charts.Axis {
 }
 
 // scatterPage is page 1: coverage line, encoding note, legend, then one row per mbt.
-func scatterPage(d *doc, v *view, art *artwork) {
+func scatterPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleScatter)
 	d.para(v.coverageLine(), 9, fontstyle.Bold, nil)
 	if v.plotReady == 0 {
@@ -188,7 +188,7 @@ func scatterPage(d *doc, v *view, art *artwork) {
 	if note := gaps(v); note != "" {
 		d.para(note, 7.5, fontstyle.Normal, &colorWarn)
 	}
-	d.images(art.legendH, art.legend)
+	d.images(art.legend.h, art.legend)
 	for _, mbt := range v.mbts {
 		p := art.scatterFor(mbt)
 		d.images(paneH, p[0], p[1])

@@ -92,7 +92,7 @@ func specCharts(v *view, art *artwork) []job {
 			}
 			for _, p := range sc.points {
 				if p.al != nil {
-					s.Points = append(s.Points, charts.Point{X: float64(p.c), Y: *p.al})
+					s.Points = append(s.Points, charts.Point{X: float64(p.c), Y: *p.al, Tip: fmt.Sprintf("cell %s, C=%d", sc.cell, p.c)})
 					if !slices.Contains(ticks, float64(p.c)) {
 						ticks = append(ticks, float64(p.c))
 					}
@@ -109,17 +109,17 @@ func specCharts(v *view, art *artwork) []job {
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(specChartH) * vg.Millimeter, FontSize: 7,
 			Empty: "no acceptance length measured",
 		}
-		b, err := ch.PNG()
+		f, err := art.chartFig(ch)
 		if err != nil {
 			return fmt.Errorf("spec chart: %w", err)
 		}
-		art.spec = b
+		art.spec = f
 		return nil
 	}}
 }
 
 // specPage shows speculative-decoding acceptance where it was measured.
-func specPage(d *doc, v *view, art *artwork) {
+func specPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleSpec)
 	cells := specCells(v.in, v)
 	if len(cells) == 0 {

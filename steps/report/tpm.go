@@ -56,18 +56,18 @@ func tpmCharts(v *view, art *artwork) []job {
 			},
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(tpmChartH) * vg.Millimeter, FontSize: 7,
 		}
-		b, err := bc.PNG()
+		f, err := art.barFig(bc)
 		if err != nil {
 			return fmt.Errorf("tpm chart: %w", err)
 		}
-		art.tpm = b
+		art.tpm = f
 		return nil
 	}}
 }
 
 // tpmPage shows peak and SLA TPM per group at per-GPU, per-replica and per-node bases, with
 // $/1M tokens and tokens per watt where power was measured.
-func tpmPage(d *doc, v *view, art *artwork) {
+func tpmPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleTPM)
 	s := v.in.TPM
 	if s == nil || len(s.Groups) == 0 {

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +64,13 @@ func (b *chatBody) promptText() (string, error) {
 	return sb.String(), nil
 }
 
+// PromptDigest names a request by its prompt, so a test (or perfdag calibrate) can pair the
+// simulator's truth with the client's record without the client sending any id.
+func PromptDigest(prompt string) string {
+	h := sha256.Sum256([]byte(prompt))
+	return hex.EncodeToString(h[:])
+}
+
 // apiError writes an OpenAI-style error object.
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
@@ -116,7 +125,11 @@ func (s *Sim) chat(w http.ResponseWriter, r *http.Request) {
 			ReasoningTokens: pl.reasoningN, AnswerTokens: pl.answerN, FinishReason: pl.finish, ArrivedNs: t0,
 		},
 	}
-	defer func() { x.truth.EndNs = now(); s.state.record(x.truth) }()
+	defer func() {
+		x.truth.EndNs = now()
+		x.truth.PromptSHA256 = PromptDigest(prompt) // after the response: never inside a timing
+		s.state.record(x.truth)
+	}()
 	switch pl.fault {
 	case FaultHTTP500:
 		x.truth.Status = http.StatusInternalServerError

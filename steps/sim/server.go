@@ -47,6 +47,9 @@ type Served struct {
 	AnswerSentNs    int64   `json:"answer_sent_ns"`   // real send time of the first answer (content) chunk, 0 if none
 	RoleSentNs      int64   `json:"role_sent_ns"`
 	EndNs           int64   `json:"end_ns"`
+	// PromptSHA256 is the SHA-256 of the prompt text as the simulator joined it (messages'
+	// text, newline-separated): the key that pairs this truth with a client's record.
+	PromptSHA256 string `json:"prompt_sha256"`
 }
 
 // Sim is the simulator as an http.Handler (for `perfdag sim --addr` and for Start).
@@ -124,6 +127,21 @@ func StartOn(ctx context.Context, addr string, cfg schema.SimConfig, model strin
 	if err != nil {
 		return nil, fmt.Errorf("sim: listen on %s: %w", addr, err)
 	}
+	return serve(ctx, ln, s, stop), nil
+}
+
+// StartListener serves a simulator on a listener the caller opened (a socket a parent
+// process handed down) until ctx ends or Close is called.
+func StartListener(ctx context.Context, ln net.Listener, cfg schema.SimConfig, model string) (*Server, error) {
+	stop := make(chan struct{})
+	s, err := New(cfg, model, stop)
+	if err != nil {
+		return nil, err
+	}
+	return serve(ctx, ln, s, stop), nil
+}
+
+func serve(ctx context.Context, ln net.Listener, s *Sim, stop chan struct{}) *Server {
 	srv := &Server{Sim: s, ln: ln, stop: stop, served: make(chan struct{}),
 		srv: &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}}
 	go func() {
@@ -131,7 +149,7 @@ func StartOn(ctx context.Context, addr string, cfg schema.SimConfig, model strin
 		_ = srv.srv.Serve(ln)
 	}()
 	context.AfterFunc(ctx, func() { srv.Close() })
-	return srv, nil
+	return srv
 }
 
 // URL is the base URL clients use (no trailing slash, no /v1).

@@ -44,6 +44,9 @@ type Result struct {
 	Sweep string `json:"sweep"`
 }
 
+// SweepFile offers sweep_probes.json to aggregate, which passes it on as evidence.
+func (r *Result) SweepFile() string { return r.Sweep }
+
 // Bound is the most points a cell's sweep can measure.
 func Bound(cell *schema.Cell) int {
 	if s := cell.Search; s != nil {
@@ -213,7 +216,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, fmt.Errorf("write %s: %w", rel, err)
 	}
 	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
-	return engine.Result{Value: out, Outputs: []string{rel}, Summary: line(res)}, nil
+	return engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}, nil
 }
 
 func line(r *schema.SweepResult) string {

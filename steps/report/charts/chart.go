@@ -21,10 +21,12 @@ import (
 // DPI is the resolution charts are rasterised at: sharp in print, small in the PDF.
 const DPI = 120
 
-// Point is one data point; a non-empty Label is drawn inline next to it when it fits.
+// Point is one data point; a non-empty Label is drawn inline next to it when it fits. Tip
+// says what the point is (cell, concurrency) where a chart is interactive; a PNG ignores it.
 type Point struct {
 	X, Y  float64
 	Label string
+	Tip   string
 }
 
 // Series is one named set of points drawn in one colour and marker.

@@ -146,9 +146,9 @@ func TestChartDrawsEverySeries(t *testing.T) {
 		Y:     Axis{Label: "TTFT avg (ms)"},
 		Series: []Series{
 			{Name: "H100 TP16 EP", Color: blue, Marker: Circle, Line: true,
-				Points: []Point{{1, 100, "c1"}, {4, 180, ""}, {8, 400, "c8"}}},
+				Points: []Point{{X: 1, Y: 100, Label: "c1"}, {X: 4, Y: 180, Label: ""}, {X: 8, Y: 400, Label: "c8"}}},
 			{Name: "B200 TP8 TP MTP", Color: orange, Marker: Cross, Hollow: true, Line: true,
-				Points: []Point{{2, 90, "c1"}, {6, 150, ""}, {12, 300, "c8"}}},
+				Points: []Point{{X: 2, Y: 90, Label: "c1"}, {X: 6, Y: 150, Label: ""}, {X: 12, Y: 300, Label: "c8"}}},
 		},
 		Legend: true,
 		Width:  95 * vg.Millimeter, Height: 60 * vg.Millimeter,
@@ -175,7 +175,7 @@ func TestChartLogAxesDropNonPositive(t *testing.T) {
 		X: Axis{Label: "arithmetic intensity (FLOP/byte)", Log: true},
 		Y: Axis{Label: "TFLOP/s per GPU", Log: true},
 		Series: []Series{{Name: "decode", Color: Color(2), Marker: Circle,
-			Points: []Point{{0, 5, ""}, {-1, 3, ""}, {10, 50, "c1"}, {100, 400, "c64"}}}},
+			Points: []Point{{X: 0, Y: 5, Label: ""}, {X: -1, Y: 3, Label: ""}, {X: 10, Y: 50, Label: "c1"}, {X: 100, Y: 400, Label: "c64"}}}},
 		Width: 80 * vg.Millimeter, Height: 60 * vg.Millimeter,
 	}
 	b, err := ch.PNG()

@@ -30,7 +30,7 @@ func (ch Bars) SVG() template.HTML {
 	w, h := size(ch.Width, ch.Height)
 	var items []legendItem
 	for _, g := range ch.Groups {
-		items = append(items, legendItem{name: g.Name, color: g.Color, marker: None, line: true})
+		items = append(items, legendItem{name: g.Name, color: g.Color, marker: Square})
 	}
 	for _, r := range ch.Refs {
 		items = append(items, legendItem{name: r.Name, color: r.Color, marker: None, line: true, dash: true})

@@ -30,6 +30,9 @@ func TestChartsInBrowser(t *testing.T) {
 		svgchart.Histogram{Title: "TTFT distribution", XLabel: "TTFT (ms)", Color: blue, Values: []float64{12, 15, 15, 18, 22, 25, 31, 40, 41, 80}}.SVG(),
 		svgchart.Heatmap{Title: "tok/s/GPU at C=64", Rows: []string{"H100 TP8", "B200 TP4"}, Cols: []string{"mbt 2048", "mbt 8192"}, Higher: true,
 			Values: [][]float64{{1800, 2100.5}, {3900, math.NaN()}}}.SVG(),
+		svgchart.Timeline{Title: "Requests of point aa-1k C=4", XLabel: "seconds since the window opened", MarkName: "first token",
+			Spans: []svgchart.Span{{Start: 0, End: 1.25, Mark: 0.125, Label: "request 1", Color: blue}, {Start: 0.1, End: 1.5, Mark: 0.3, Label: "request 2", Color: blue},
+				{Start: 0.2, End: 0.9, Mark: math.NaN(), Label: "request 3 (failed)", Color: orange}, {Start: 1.3, End: 2.75, Mark: 1.5, Label: "request 4", Color: blue}}}.SVG(),
 	}
 	var page strings.Builder
 	page.WriteString("<!doctype html><html><head><meta charset=utf-8><style>body{font-family:sans-serif;margin:16px}" + svgchart.Style + "</style></head><body>")
@@ -42,8 +45,8 @@ func TestChartsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Navigate(browser.FileURL(path))
-	if n := browser.Eval[int](b, `document.querySelectorAll("svg.svgchart").length`); n != 4 {
-		t.Fatalf("%d charts drawn, want 4", n)
+	if n := browser.Eval[int](b, `document.querySelectorAll("svg.svgchart").length`); n != 5 {
+		t.Fatalf("%d charts drawn, want 5", n)
 	}
 	if n := browser.Eval[int](b, `document.querySelectorAll("b").length`); n != 0 {
 		t.Errorf("a title's markup became an element")
@@ -53,6 +56,7 @@ func TestChartsInBrowser(t *testing.T) {
 		{`svg.bars .pt[data-y="95000"]`, "peak\nG2: 95000"},
 		{`svg.histogram .pt`, "TTFT (ms) [12, 25.6)\ncount: 6"},
 		{`svg.heatmap .pt[data-y="2100.5"]`, "H100 TP8\nmbt 8192: 2100.5"},
+		{`svg.timeline .pt[data-start="1.3"]`, "request 4\nstart: 1.3\nend: 2.75\nduration: 1.45\nfirst token: 1.5"},
 	}
 	for i, h := range hovers {
 		b.Hover(h.sel)
@@ -64,6 +68,6 @@ func TestChartsInBrowser(t *testing.T) {
 			b.Screenshot("hover-xy")
 		}
 	}
-	b.Screenshot("all")
+	b.ScreenshotFull("all")
 	b.Clean()
 }

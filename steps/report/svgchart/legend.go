@@ -49,11 +49,7 @@ func (c *canvas) legend(rows [][]legendItem, y float64) {
 				c.printf(`<line class="line" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"%s/>`, x, cy, x+22, cy, col, dash)
 			}
 			if it.marker != None {
-				fill := col
-				if it.hollow {
-					fill = "#fff"
-				}
-				c.printf(`<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s" stroke="%s"/>`, x+11, cy, fill, col)
+				c.glyph(it.marker, x+11, cy, col, it.hollow)
 			}
 			c.text(x+28, cy+4, "start", "keytext", it.name)
 			c.b.WriteString(`</g>`)
@@ -66,6 +62,9 @@ func (c *canvas) legend(rows [][]legendItem, y float64) {
 func Legend(series []Series, w int) template.HTML {
 	var items []legendItem
 	for _, s := range series {
+		if s.NoLegend {
+			continue
+		}
 		items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed})
 	}
 	if w <= 0 {

@@ -18,6 +18,7 @@ svg.svgchart .hit { fill: transparent; }
 svg.svgchart .pt { cursor: crosshair; outline: none; }
 svg.svgchart .pt:hover .mk, svg.svgchart .pt:focus .mk { stroke-width: 2.5; }
 svg.svgchart .pt:hover .bar, svg.svgchart .pt:hover .cell { opacity: 0.8; }
+svg.svgchart .tl-mark { stroke-width: 1.5; pointer-events: none; }
 svg.svgchart .cellv, svg.svgchart .cellna { font-size: 10px; pointer-events: none; }
 svg.svglegend .keytext, svg.svgchart .keytext { font-size: 11px; fill: #333; }
 svg.svglegend .line { fill: none; stroke-width: 1.4; }

@@ -1,5 +1,5 @@
 // Package svgchart draws charts as inline SVG on the server: scatter/line panes, grouped bars,
-// histograms and heatmaps. Every mark carries its exact value (a <title> for the browser's
+// histograms, heatmaps and request timelines. Every mark carries its exact value (a <title> for the browser's
 // native tooltip, data-* attributes, and data-tip for the small Script that shows it on hover),
 // so a page needs no charting library, no network and no build step. All text is escaped.
 package svgchart
@@ -42,6 +42,8 @@ type Series struct {
 	Line   bool // connect the points in the order given
 	Dashed bool
 	Points []Point
+	// NoLegend keeps the series out of the legend (a second segment of a named curve).
+	NoLegend bool
 }
 
 // Axis names an axis and chooses linear or log scale; Min/Max fix the range when Max > Min;
@@ -92,8 +94,21 @@ func hex(c color.Color) string {
 
 // canvas accumulates one SVG element.
 type canvas struct {
-	b    strings.Builder
-	w, h int
+	b      strings.Builder
+	w, h   int
+	labels [][4]float64 // boxes of the inline labels drawn so far (x, y, w, h)
+}
+
+// place reserves a label's box, or reports false when it would overlap one already drawn
+// (colliding labels are skipped; the tooltip still names every point).
+func (c *canvas) place(x, y, w, h float64) bool {
+	for _, b := range c.labels {
+		if x < b[0]+b[2] && b[0] < x+w && y < b[1]+b[3] && b[1] < y+h {
+			return false
+		}
+	}
+	c.labels = append(c.labels, [4]float64{x, y, w, h})
+	return true
 }
 
 func newCanvas(kind, title string, w, h int) *canvas {

@@ -97,6 +97,7 @@ func TestEveryChartEscapesText(t *testing.T) {
 			"heatmap":   string(Heatmap{Title: h, Rows: []string{h}, Cols: []string{h}, Values: [][]float64{{1}}}.SVG()),
 			"histogram": string(Histogram{Title: h, XLabel: h, Values: []float64{1, 2, 3}}.SVG()),
 			"legend":    string(Legend([]Series{{Name: h}}, 300)),
+			"timeline":  string(Timeline{Title: h, XLabel: h, MarkName: h, Spans: []Span{{Start: 0, End: 1, Mark: 0.5, Label: h}}}.SVG()),
 		}
 		for name, s := range charts {
 			wellFormed(t, s)
@@ -210,5 +211,23 @@ func TestHeatmapShading(t *testing.T) {
 	}
 	if n := strings.Count(s, `class="pt"`); n != 2 {
 		t.Errorf("%d hoverable cells, want 2 (the gap has no value)", n)
+	}
+}
+
+func TestTimelineSpans(t *testing.T) {
+	s := string(Timeline{XLabel: "s since start", MarkName: "first token", Spans: []Span{
+		{Start: 0, End: 1.5, Mark: 0.25, Label: "req 1"},
+		{Start: 0.5, End: 2.125, Mark: math.NaN(), Label: "req 2"},
+		{Start: math.NaN(), End: 3, Label: "never sent"},
+	}}.SVG())
+	wellFormed(t, s)
+	if n := strings.Count(s, `class="pt"`); n != 2 {
+		t.Errorf("%d spans drawn, want 2 (a span without a start is left out)", n)
+	}
+	if !strings.Contains(s, "req 1\nstart: 0\nend: 1.5\nduration: 1.5\nfirst token: 0.25") {
+		t.Errorf("the first span's tooltip lacks its exact times:\n%s", s)
+	}
+	if strings.Count(s, `class="tl-mark"`) != 1 {
+		t.Error("want one first-token tick (the second span has none)")
 	}
 }

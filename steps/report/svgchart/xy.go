@@ -27,6 +27,9 @@ func (ch XY) SVG() template.HTML {
 	var items []legendItem
 	if ch.Legend {
 		for _, s := range ch.Series {
+			if s.NoLegend {
+				continue
+			}
 			items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed})
 		}
 		for _, r := range ch.Refs {
@@ -98,7 +101,9 @@ func (c *canvas) axes(f frame, sx, sy scale, xt, yt []float64, xl, yl string) {
 		c.text(f.x0-5, y+3.5, "end", "tick", Short(t))
 	}
 	c.text((f.x0+f.x1)/2, f.y1+30, "middle", "axis", xl)
-	c.printf(`<text class="axis" text-anchor="middle" transform="translate(13 %.1f) rotate(-90)">%s</text>`, (f.y0+f.y1)/2, esc(yl))
+	if yl != "" {
+		c.printf(`<text class="axis" text-anchor="middle" transform="translate(13 %.1f) rotate(-90)">%s</text>`, (f.y0+f.y1)/2, esc(yl))
+	}
 }
 
 // series draws one series' line, then its marks with their tooltips and inline labels.
@@ -135,7 +140,7 @@ func (c *canvas) series(si int, s Series, sx, sy scale, xa, ya Axis) {
 		c.printf(`<g %s><title>%s</title>`, tipAttrs(t, [2]string{"series", fmt.Sprint(si)}, [2]string{"x", Exact(p.X)}, [2]string{"y", Exact(p.Y)}), esc(t))
 		c.marker(s.Marker, x, y, col, s.Hollow)
 		c.b.WriteString(`</g>`)
-		if p.Label != "" {
+		if p.Label != "" && c.place(x+5, y-13, charW*0.85*float64(len([]rune(p.Label))), 10) {
 			c.text(x+5, y-5, "start", "lbl", p.Label)
 		}
 	}
@@ -143,11 +148,16 @@ func (c *canvas) series(si int, s Series, sx, sy scale, xa, ya Axis) {
 
 // marker draws a glyph centred on (x, y) with an invisible larger hit area for hovering.
 func (c *canvas) marker(m Marker, x, y float64, col string, hollow bool) {
+	c.printf(`<circle class="hit" cx="%.1f" cy="%.1f" r="7"/>`, x, y)
+	c.glyph(m, x, y, col, hollow)
+}
+
+// glyph draws a marker's shape centred on (x, y) (also the legend's swatch).
+func (c *canvas) glyph(m Marker, x, y float64, col string, hollow bool) {
 	fill := col
 	if hollow {
 		fill = "#fff"
 	}
-	c.printf(`<circle class="hit" cx="%.1f" cy="%.1f" r="7"/>`, x, y)
 	switch m {
 	case Cross:
 		c.printf(`<path class="mk" d="M%.1f %.1fl7 7m0 -7l-7 7" stroke="%s" stroke-width="2"/>`, x-3.5, y-3.5, col)

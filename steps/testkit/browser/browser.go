@@ -199,9 +199,20 @@ func (b *Browser) Clean() {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// Screenshot writes a full-page PNG named after the test and name into $PERFDAG_SCREENSHOTS
-// (or the test's temp dir) and returns its path; the test log names it so a person can look.
+// Screenshot writes a PNG of the window as a user sees it (a tooltip where it floats) named
+// after the test and name into $PERFDAG_SCREENSHOTS (or the test's temp dir) and returns its
+// path; the test log names it so a person can look.
 func (b *Browser) Screenshot(name string) string {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	return b.write(name, png)
+}
+
+// ScreenshotFull writes a PNG of the whole page, however long (see Screenshot).
+func (b *Browser) ScreenshotFull(name string) string {
 	b.t.Helper()
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfdag/perfdag/engine/plural"
+
+	"github.com/johnfercher/maroto/v2/pkg/consts/align"
+	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/report/charts"
+)
+
+const frontierChartH = 78.0
+
+// searches are the sweeps that searched for a knee, in the order loaded.
+func searches(in Input) []schema.SweepResult {
+	var out []schema.SweepResult
+	for _, s := range in.Sweeps {
+		if s.Mode == schema.SweepSearch {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// frontierRow finds the atlas row of a probe (its interval and exact throughput).
+func frontierRow(v *view, cell string, c int) *schema.AtlasRow {
+	for i := range v.rows {
+		if r := &v.rows[i]; r.CellID == cell && r.Concurrency == c {
+			return r
+		}
+	}
+	return nil
+}
+
+// frontierSeries draws each searched cell's probes as output tok/s against concurrency: filled
+// where the SLO held, hollow where it did not, the knee labelled, and each probe's 95 %
+// interval of output throughput (when the point has one) as a vertical bar.
+func frontierSeries(v *view) []charts.Series {
+	var out []charts.Series
+	for i, s := range searches(v.in) {
+		met := charts.Series{Name: s.Cell + ": meets SLO", Color: charts.Color(i), Marker: charts.Circle}
+		miss := charts.Series{Name: s.Cell + ": misses SLO", Color: charts.Color(i), Marker: charts.Circle, Hollow: true}
+		for _, p := range s.Probes {
+			if p.Throughput == nil {
+				continue
+			}
+			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, C=%d", s.Cell, p.Concurrency)}
+			if p.Concurrency == s.Knee && s.Knee != 0 {
+				pt.Label = fmt.Sprintf("knee c%d", s.Knee)
+			}
+			if p.Met {
+				met.Points = append(met.Points, pt)
+			} else {
+				miss.Points = append(miss.Points, pt)
+			}
+			if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
+				if iv, ok := r.Intervals["output_tok_s"]; ok {
+					out = append(out, charts.Series{Color: charts.Color(i), Marker: charts.None, Line: true, NoLegend: true,
+						Points: []charts.Point{{X: pt.X, Y: iv.Lo}, {X: pt.X, Y: iv.Hi}}})
+				}
+			}
+		}
+		out = append(out, met, miss)
+	}
+	return out
+}
+
+func frontierCharts(v *view, art *artwork) []job {
+	if len(searches(v.in)) == 0 {
+		return nil
+	}
+	return []job{func() error {
+		ch := charts.Chart{
+			Title:  "Probes of each SLO search: output throughput by concurrency",
+			X:      charts.Axis{Label: "concurrency"},
+			Y:      charts.Axis{Label: "output tok/s (bars: 95 % interval)"},
+			Series: frontierSeries(v), Legend: true,
+			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(frontierChartH) * vg.Millimeter, FontSize: 7,
+			Empty: "no probe has a throughput",
+		}
+		f, err := art.chartFig(ch)
+		if err != nil {
+			return fmt.Errorf("frontier chart: %w", err)
+		}
+		art.mu.Lock()
+		art.frontier = f
+		art.mu.Unlock()
+		return nil
+	}}
+}
+
+// frontierPage shows each cell's knee under its SLO, the goodput there and every probe, then
+// the list sweeps that stopped early and why.
+func frontierPage(d sink, v *view, art *artwork) {
+	d.newPage(TitleFrontier)
+	ss := searches(v.in)
+	if len(ss) > 0 {
+		d.para("The knee is the highest concurrency whose point meets the cell's SLO, found by bisection over concurrency "+
+			"(docs/search.md): every probe is an ordinary measured point. Goodput is the knee point's throughput.", 8, fontstyle.Normal, &colorMuted)
+		d.space(1)
+		if art.frontier != nil {
+			d.images(frontierChartH, art.frontier)
+			d.space(2)
+		}
+		cols := []tcol{{head: "Cell", w: 5}, {head: "SLO", w: 8}, {head: "Knee", w: 3, align: align.Right},
+			{head: "Goodput tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
+			{head: "Probes (+ met, - missed)", w: 11}}
+		var rows [][]tcell
+		for _, s := range ss {
+			knee := fmt.Sprintf("c%d", s.Knee)
+			switch {
+			case s.Knee == 0:
+				knee = "none"
+			case s.KneeAtTop:
+				knee = fmt.Sprintf(">= c%d", s.Knee)
+			}
+			var probes []string
+			for _, p := range s.Probes {
+				mark := "-"
+				if p.Met {
+					mark = "+"
+				}
+				probes = append(probes, fmt.Sprintf("c%d%s", p.Concurrency, mark))
+			}
+			rows = append(rows, []tcell{plain(s.Cell), plain(s.SLO), {text: knee, bold: true}, plain(num(s.GoodputTokS)), plain(num(s.GoodputReqS)),
+				plain(fmt.Sprintf("%s of <= %d: %s", plural.N(len(s.Probes), "probe"), s.Bound, strings.Join(probes, " ")))})
+		}
+		d.table(cols, nil, rows)
+	}
+	var lists [][]tcell
+	for _, s := range v.in.Sweeps {
+		if s.Mode != schema.SweepList {
+			continue
+		}
+		reason := "ran the whole list"
+		if len(s.Skipped) > 0 {
+			reason = s.StopReason
+		}
+		lists = append(lists, []tcell{plain(s.Cell), plain(s.StopWhen), plain(fmt.Sprint(len(s.Probes))), plain(fmtConcs(s.Skipped)), plain(reason)})
+	}
+	if len(lists) > 0 {
+		d.space(2)
+		d.heading("Sweeps that stop early (stop_when)")
+		d.table([]tcol{{head: "Cell", w: 5}, {head: "stop_when", w: 7}, {head: "Measured", w: 2, align: align.Right},
+			{head: "Skipped", w: 4}, {head: "Why", w: 14}}, nil, lists)
+	}
+}
+
+func fmtConcs(cs []int) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("c%d", c)
+	}
+	return strings.Join(out, " ")
+}
