@@ -26,6 +26,9 @@ type diffView struct {
 	Error string
 }
 
+// CurrentCellTitle names the cell a baseline diff compared.
+func (d diffView) CurrentCellTitle() string { return d.Diff.CurrentCell }
+
 // compare shows campaign b against campaign a (the baseline side), cell by cell: the `baseline
 // diff` table of b's snapshot against a's, under the default tolerances.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +117,8 @@ func (s *Server) baseline(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		dv.Error = redact.String(err.Error())
+	} else {
+		dv.Title = dv.CurrentCellTitle()
 	}
 	s.render(w, "compare.html", map[string]any{"Title": "baseline " + name, "B": v, "Baseline": name, "Diffs": []diffView{dv}})
 }

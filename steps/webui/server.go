@@ -104,7 +104,11 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		v := u.Query()
 		v.Del("token")
 		u.RawQuery = v.Encode()
-		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		loc := u.RequestURI()
+		if !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
+			loc = "/" // never a redirect off this server (//host is another site)
+		}
+		http.Redirect(w, r, loc, http.StatusSeeOther)
 		return false
 	}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") && s.tokenIs(strings.TrimPrefix(auth, "Bearer ")) {

@@ -167,6 +167,19 @@ func TestToken(t *testing.T) {
 	if code, _ := get(t, ts, loc, "Cookie", cookieName+"="+cookie.Value); code != 200 {
 		t.Errorf("with the cookie: %d", code)
 	}
+	for _, p := range []string{"//evil.example/x?token=s3cret-t0ken", "/\\evil.example?token=s3cret-t0ken"} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+		req.URL.Opaque = p
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode == http.StatusSeeOther &&
+			(!strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, "://")) {
+			t.Errorf("%s redirects to %q: off this server", p, loc)
+		}
+	}
 	if code, _ := get(t, ts, "/?token=wrong"); code != http.StatusUnauthorized {
 		t.Errorf("?token=wrong: %d, want 401", code)
 	}
