@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -37,8 +36,8 @@ written is never shown torn). Live updates follow events.jsonl through file noti
 watching browser costs the running campaign nothing.
 
 Serve binds 127.0.0.1:8080 and answers loopback host names only. Any other address needs
---token or --token-file: requests without the token are refused, and serve prints the
-address to open (it carries ?token= once, then a cookie). Without a token on a non-loopback
+--token or --token-file: requests without the token are refused; open the address once
+with ?token=TOKEN (a cookie keeps it) or send Authorization: Bearer TOKEN. Without a token on a non-loopback
 address serve refuses to start (exit 2). API keys and DSN passwords are never served.`,
 		Example: `  perfdag serve                                  # campaigns/ on http://127.0.0.1:8080/
   perfdag serve campaigns/20261202T130455Z-quickstart --addr 127.0.0.1:9000
@@ -82,11 +81,10 @@ address serve refuses to start (exit 2). API keys and DSN passwords are never se
 			if err != nil {
 				return exit(ExitUsage, fmt.Errorf("listen on %s: %w", addr, err))
 			}
-			open := "http://" + ln.Addr().String() + "/"
-			if token != "" {
-				open += "?token=" + url.QueryEscape(token)
+			fmt.Fprintf(a.stdout, "serving %s on http://%s/\n", strings.Join(args, ", "), ln.Addr())
+			if token != "" { // the token itself is never printed: perfdag writes no secret anywhere
+				fmt.Fprintln(a.stdout, "every request needs the token: open the address once with the query parameter token set to it (a cookie keeps it), or send it as a bearer token in the Authorization header")
 			}
-			fmt.Fprintf(a.stdout, "serving %s on %s\n", strings.Join(args, ", "), open)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
