@@ -83,7 +83,7 @@ address serve refuses to start (exit 2). API keys and DSN passwords are never se
 			}
 			fmt.Fprintf(a.stdout, "serving %s on http://%s/\n", strings.Join(args, ", "), ln.Addr())
 			if token != "" { // the token itself is never printed: perfdag writes no secret anywhere
-				fmt.Fprintln(a.stdout, "every request needs the token: open the address once with the query parameter token set to it (a cookie keeps it), or send it as a bearer token in the Authorization header")
+				fmt.Fprintln(a.stdout, "every request needs the token: open the address once with the query parameter token set to it (a cookie keeps it), or send it in the Authorization header (scheme Bearer)")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
