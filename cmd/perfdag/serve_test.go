@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -37,5 +38,34 @@ func TestServeRefusesAnOpenAddress(t *testing.T) {
 		if out.Len() != 0 {
 			t.Errorf("%v printed %q: it must not have started serving", tc.args, out.String())
 		}
+	}
+}
+
+// The token is never printed, even when serve says how to pass it.
+func TestServeNeverPrintsTheToken(t *testing.T) {
+	const token = "tok-9f8e7d6c5b4a"
+	cmd := perfdagChild("serve", t.TempDir(), "--addr", "127.0.0.1:0", "--token", token)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	br := bufio.NewReader(out)
+	var lines string
+	for range 2 {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("serve printed %q then: %v", lines, err)
+		}
+		lines += l
+	}
+	if strings.Contains(lines, token) || !strings.Contains(lines, "http://127.0.0.1:") || !strings.Contains(lines, "Authorization header") {
+		t.Errorf("serve printed:\n%s", lines)
 	}
 }
