@@ -2,6 +2,7 @@ package webui
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -19,5 +20,16 @@ func TestNiceTicks(t *testing.T) {
 		if got := fmt.Sprint(niceTicks(tc.lo, tc.hi)); got != tc.want {
 			t.Errorf("niceTicks(%v, %v) = %s, want %s", tc.lo, tc.hi, got, tc.want)
 		}
+	}
+}
+
+// A server's error text on the timeline is text in the tooltip, never markup.
+func TestTimelineEscapes(t *testing.T) {
+	out := string(timeline([]reqSpan{{Index: 1, Start: 0, End: 1, Error: `dropped: <script>alert("x")</script>`}, {Index: 2, Start: 0.5, First: 0.6, End: 2, TTFTms: 100, LatencyMs: 1500}}))
+	if strings.Contains(out, "<script") || !strings.Contains(out, `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;`) {
+		t.Errorf("timeline:\n%s", out)
+	}
+	if !strings.Contains(out, `data-tip="request 2: start +0.5 s, TTFT 100 ms, latency 1500 ms"`) {
+		t.Errorf("the tooltip of a request lacks its exact values:\n%s", out)
 	}
 }
