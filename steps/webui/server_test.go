@@ -90,8 +90,16 @@ func TestTraversalIsRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Dir(secret), filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
+	elsewhere := finished(t, t.TempDir(), "elsewhere") // a campaign outside the root, linked in
+	if err := os.Symlink(elsewhere, filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
 	ts := serve(t, Options{Roots: []string{root}})
+	if _, body := get(t, ts, "/"); strings.Contains(body, "linked") {
+		t.Errorf("a symlinked campaign directory pointing out of the root is listed")
+	}
 	for _, p := range []string{
+		"/c/linked/", "/c/linked/file/" + campaigndir.Source(""), "/c/elsewhere/",
 		"/c/tiny-1/file/../../../" + secret,
 		"/c/tiny-1/file/..%2f..%2f..%2f" + secret,
 		"/c/tiny-1/file/%2e%2e/%2e%2e/%2e%2e" + secret,
