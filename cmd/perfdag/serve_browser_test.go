@@ -132,6 +132,12 @@ func TestServeInBrowser(t *testing.T) {
 	}
 	b.Screenshot("point-tooltip")
 	b.Clean()
+	b.Navigate(base + "/c/qs/report")
+	if n := browser.Eval[int](b, `document.querySelectorAll("svg.svgchart").length`); n == 0 {
+		t.Error("the HTML report view draws no chart")
+	}
+	b.Screenshot("report")
+	b.Clean() // its inline script ran under the policy: a blocked one is a console error
 
 	if err := run2.Wait(); err != nil {
 		t.Fatalf("second quickstart: %v\n%s", err, run2Out.String())

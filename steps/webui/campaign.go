@@ -86,6 +86,9 @@ type link struct{ Name, URL string }
 // rollup, the champion, the lake receipt, and the engine's SOURCE.md and summary.md.
 func (v *view) outputs() []link {
 	var out []link
+	if v.Files.Has(campaigndir.Atlas()) {
+		out = append(out, link{Name: "report (HTML)", URL: campaignURL(v.ID) + "report"})
+	}
 	for _, rel := range []string{campaigndir.Report(), campaigndir.Atlas(), campaigndir.TPMMarkdown(), campaigndir.TPMCSV(),
 		campaigndir.Champion(), campaigndir.Receipt(), campaigndir.Verdict()} {
 		if v.Files.Has(rel) {

@@ -223,3 +223,27 @@ func TestCompare(t *testing.T) {
 		t.Errorf("a baseline name that is a path: %d", code)
 	}
 }
+
+// The report as `perfdag report --html` writes it, from the recorded results, under its own
+// policy: only its tooltip script runs.
+func TestReportPage(t *testing.T) {
+	root := t.TempDir()
+	finished(t, root, "tiny-1")
+	ts := serve(t, Options{Roots: []string{root}})
+	_, page := get(t, ts, "/c/tiny-1/")
+	if !strings.Contains(page, `href="/c/tiny-1/report"`) {
+		t.Error("the campaign page does not link its HTML report")
+	}
+	resp, err := http.Get(ts.URL + "/c/tiny-1/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") != reportCSP {
+		t.Fatalf("%d, policy %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	_, body := get(t, ts, "/c/tiny-1/report")
+	if !strings.Contains(body, `<main data-pages="`) || strings.Count(body, "<script") != 1 || !strings.Contains(body, "svgchart") {
+		t.Errorf("report:\n%.600s", body)
+	}
+}
