@@ -27,6 +27,8 @@ bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
 	@# ./steps/report/... holds BenchmarkBuildHTML: the HTML report of 2 cells (quickstart size) and of the 40-cell smoke fixture
 	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
+	@# perfdag serve: a 10,007-node campaign page (server ns/op, Chromium's browser-ms-to-usable; target < 1 s each)
+	$(GO) test -run '^$$' -bench BenchmarkCampaignPage10k -benchtime 3x ./steps/webui
 	@# the aggregate's on-disk pass over 1,000,000 atlas rows (target: within 10 s; read cpu-s/op on a loaded machine)
 	PERFDAG_BENCH_ROWS=1000000 $(GO) test -run '^$$' -bench BenchmarkAggregateDir -benchtime 1x -benchmem -timeout 30m ./steps/aggregate
 	@# whole-process smoke render, median of 5 runs (target ~0.25 s wall; cpu-s is steadier on a loaded machine)

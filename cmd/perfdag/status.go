@@ -4,45 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	"github.com/perfdag/perfdag/engine/plural"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfdag/perfdag/engine/checkpoint"
-	"github.com/perfdag/perfdag/engine/events"
-	"github.com/perfdag/perfdag/engine/gate"
+	"github.com/perfdag/perfdag/engine/campaign"
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/engine/run"
-	"github.com/perfdag/perfdag/engine/workspace"
-	"github.com/perfdag/perfdag/schema/campaigndir"
 )
-
-// nodeStatus is one row of `perfdag status`.
-type nodeStatus struct {
-	Node      string         `json:"node"`
-	Kind      string         `json:"kind"`
-	State     string         `json:"state"`              // succeeded, failed, interrupted, running, crashed, pending, skipped
-	LastRun   string         `json:"last_run,omitempty"` // ran, reused, skipped, blocked in the latest run
-	Why       string         `json:"why,omitempty"`
-	StartedAt *time.Time     `json:"started_at,omitempty"`
-	Seconds   float64        `json:"seconds,omitempty"`
-	Attempt   int            `json:"attempt,omitempty"`
-	Summary   string         `json:"summary,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Gates     []gate.Verdict `json:"gates,omitempty"`
-}
-
-type campaignStatus struct {
-	Campaign string         `json:"campaign"`
-	Dir      string         `json:"dir"`
-	Run      string         `json:"run"`
-	Running  bool           `json:"running"`
-	Counts   map[string]int `json:"counts"`
-	Nodes    []nodeStatus   `json:"nodes"`
-	outcome  string         // how the run that left the directory so ended (run.State.Outcome)
-	deciding []string       // the nodes that decided it
-}
 
 func (a *app) statusCmd() *cobra.Command {
 	var asJSON, check bool
@@ -82,78 +50,15 @@ task of an exported Argo workflow, whose slices finish with exit 0 whatever thei
 	return cmd
 }
 
-func (a *app) readStatus(dir string) (*campaignStatus, error) {
-	info, err := campaigndir.ReadInfo(dir)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := events.Read(campaigndir.Events(dir))
-	if err != nil {
-		return nil, err
-	}
-	st := &campaignStatus{Campaign: info.Campaign, Dir: dir, Running: workspace.Locked(dir), Counts: map[string]int{}}
-	last := map[string]events.Event{}
-	for _, e := range evs {
-		if e.Type == events.RunStart {
-			st.Run = e.Run
-			last = map[string]events.Event{}
-		}
-		switch e.Type {
-		case events.NodeEnd, events.NodeReused, events.NodeSkipped, events.NodeStart:
-			last[e.Node] = e
-		}
-	}
+func (a *app) readStatus(dir string) (*campaign.Status, error) {
 	svc, err := a.service()
 	if err != nil {
 		return nil, err
 	}
-	in, err := svc.Inspect(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read %s against its campaign file: %w", dir, err)
-	}
-	st.outcome, st.deciding = in.State.Outcome()
-	for _, n := range in.State.Nodes {
-		ns := nodeStatus{Node: n.Node, Kind: n.Kind, State: n.State, Gates: n.Verdicts}
-		if n.State == run.StateNeverRan {
-			ns.State = "pending"
-		}
-		if r := n.Record; r != nil {
-			ns.Attempt, ns.Summary, ns.Error = r.Attempt, r.Summary, r.Error
-			t := r.StartedAt
-			ns.StartedAt = &t
-			if !r.EndedAt.IsZero() {
-				ns.Seconds = r.EndedAt.Sub(r.StartedAt).Seconds()
-			}
-			if r.Status == checkpoint.Running && !st.Running {
-				ns.State = "crashed"
-				ns.Why = "its run ended without recording an outcome; resume re-runs it"
-			}
-		}
-		if len(n.Stale) > 0 {
-			ns.State, ns.Why = "stale", strings.Join(n.Stale, "; ")+" (resume brings it up to date)"
-		}
-		if e, ok := last[n.Node]; ok {
-			switch e.Type {
-			case events.NodeReused:
-				ns.LastRun = "reused"
-			case events.NodeStart:
-				ns.LastRun = "started"
-			case events.NodeSkipped:
-				ns.LastRun = firstNonEmpty(e.Status, "skipped")
-			default:
-				ns.LastRun = "ran"
-			}
-			if ns.Why == "" {
-				ns.Why = e.Reason
-			}
-		}
-		st.Counts[ns.State]++
-		st.Nodes = append(st.Nodes, ns)
-	}
-	return st, nil
+	return svc.Status(dir)
 }
 
-func printStatus(a *app, st *campaignStatus) {
+func printStatus(a *app, st *campaign.Status) {
 	state := "idle"
 	if st.Running {
 		state = "running now"
@@ -205,15 +110,15 @@ func printStatus(a *app, st *campaignStatus) {
 }
 
 // statusExit is --check's exit: the code of the run that left the directory as it is.
-func statusExit(st *campaignStatus) error {
-	nodes := strings.Join(limitList(st.deciding, 3), ", ")
-	switch st.outcome {
+func statusExit(st *campaign.Status) error {
+	nodes := strings.Join(limitList(st.Deciding, 3), ", ")
+	switch st.Outcome {
 	case run.OutPending:
-		return exitf(ExitFailed, "%s never finished: %s (continue with 'perfdag resume %s')", plural.N(len(st.deciding), "node"), nodes, st.Dir)
+		return exitf(ExitFailed, "%s never finished: %s (continue with 'perfdag resume %s')", plural.N(len(st.Deciding), "node"), nodes, st.Dir)
 	case run.OutFailed:
-		return exitf(ExitFailed, "%s failed: %s", plural.N(len(st.deciding), "step"), nodes)
+		return exitf(ExitFailed, "%s failed: %s", plural.N(len(st.Deciding), "step"), nodes)
 	case run.OutGateFailed:
-		return exitf(ExitRefused, "%s did not pass a fail gate: %s", plural.N(len(st.deciding), "step"), nodes)
+		return exitf(ExitRefused, "%s did not pass a fail gate: %s", plural.N(len(st.Deciding), "step"), nodes)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/perfdag/perfdag/engine/campaign"
+
 	"github.com/perfdag/perfdag/engine/run"
 )
 
@@ -18,12 +20,12 @@ func TestStatusExitWords(t *testing.T) {
 		{run.OutFailed, []string{"a", "b"}, ExitFailed, "2 steps failed: a, b"},
 		{run.OutGateFailed, []string{"a", "b", "c", "d"}, ExitRefused, "4 steps did not pass a fail gate: a, b, c, and 1 more"},
 	} {
-		err := statusExit(&campaignStatus{Dir: "d", outcome: tc.outcome, deciding: tc.deciding})
+		err := statusExit(&campaign.Status{Dir: "d", Outcome: tc.outcome, Deciding: tc.deciding})
 		if err == nil || codeOf(err) != tc.code || err.Error() != tc.want {
 			t.Errorf("%s: %v (exit %d), want %q (exit %d)", tc.outcome, err, codeOf(err), tc.want, tc.code)
 		}
 	}
-	if err := statusExit(&campaignStatus{outcome: run.OutRan}); err != nil {
+	if err := statusExit(&campaign.Status{Outcome: run.OutRan}); err != nil {
 		t.Errorf("a run that succeeded: %v", err)
 	}
 }

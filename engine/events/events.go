@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -146,13 +147,21 @@ var recordStart = []byte(`{"time":`)
 // Read returns every complete event of a log. A torn line — the last one, or one a crash left
 // mid-file before another run appended — is skipped, and whole events after it are kept.
 func Read(path string) ([]Event, error) {
+	evs, _, err := ReadSize(path)
+	return evs, err
+}
+
+// ReadSize is Read that also returns the bytes of whole lines it read: where a reader that
+// follows the log (perfdag serve) goes on, so a line being written is read once it is whole.
+func ReadSize(path string) ([]Event, int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read event log %s: %w", path, err)
+		return nil, 0, fmt.Errorf("read event log %s: %w", path, err)
 	}
+	whole := int64(bytes.LastIndexByte(data, '\n') + 1)
 	out := make([]Event, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		line := data
@@ -163,8 +172,45 @@ func Read(path string) ([]Event, error) {
 		}
 		out = decodeLine(line, out)
 	}
-	return out, nil
+	return out, whole, nil
 }
+
+// ReadFrom returns the whole events written at or after byte offset from and the offset after
+// the last whole line: a follower's next read. A line still being written is left for the
+// next read; a log shorter than from (trimmed by a new run after a crash) returns
+// ErrShrunk, and the follower starts over.
+func ReadFrom(path string, from int64) ([]Event, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, from, nil
+	}
+	if err != nil {
+		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	if st.Size() < from {
+		return nil, from, ErrShrunk
+	}
+	data := make([]byte, st.Size()-from)
+	n, err := f.ReadAt(data, from)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	var out []Event
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		out, rest = decodeLine(rest[:i], out), rest[i+1:]
+	}
+	return out, from + int64(len(data)), nil
+}
+
+// ErrShrunk says the event log is shorter than a follower had read: it was trimmed.
+var ErrShrunk = errors.New("the event log shrank")
 
 // decodeLine appends the line's event; a line that does not decode is split where records
 // start, keeping each whole one (a torn record glued to the next by a later append).

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,46 @@ func TestRecordStart(t *testing.T) {
 	b, _ := json.Marshal(e)
 	if !bytes.HasPrefix(b, recordStart) || bytes.Count(b, recordStart) != 1 {
 		t.Fatalf("encoded event %s: want exactly one %s, at the start", b, recordStart)
+	}
+}
+
+// A follower reads whole lines only: a line being written is read once it is complete, from
+// where the last read ended; a trimmed log says so.
+func TestReadFrom(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if evs, off, err := ReadFrom(path, 0); err != nil || evs != nil || off != 0 {
+		t.Fatalf("a missing log: %v %d %v", evs, off, err)
+	}
+	line := func(node string) []byte {
+		b, _ := json.Marshal(Event{Type: NodeStart, Node: node})
+		return append(b, '\n')
+	}
+	a, b := line("a"), line("b")
+	if err := os.WriteFile(path, append(append([]byte{}, a...), b[:len(b)/2]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, off, err := ReadFrom(path, 0)
+	if err != nil || len(evs) != 1 || evs[0].Node != "a" || off != int64(len(a)) {
+		t.Fatalf("with a torn last line: %+v %d %v", evs, off, err)
+	}
+	all, size, err := ReadSize(path)
+	if err != nil || len(all) != 1 || size != off {
+		t.Fatalf("ReadSize: %+v %d %v", all, size, err)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	_, _ = f.Write(b[len(b)/2:])
+	_ = f.Close()
+	evs, off2, err := ReadFrom(path, off)
+	if err != nil || len(evs) != 1 || evs[0].Node != "b" || off2 != int64(len(a)+len(b)) {
+		t.Fatalf("once whole: %+v %d %v", evs, off2, err)
+	}
+	if evs, off3, err := ReadFrom(path, off2); err != nil || len(evs) != 0 || off3 != off2 {
+		t.Fatalf("nothing new: %+v %d %v", evs, off3, err)
+	}
+	if err := os.WriteFile(path, a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadFrom(path, off2); !errors.Is(err, ErrShrunk) {
+		t.Fatalf("a trimmed log: %v", err)
 	}
 }

@@ -82,32 +82,43 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT")
 	for _, r := range d.Rows {
-		conc := "all"
-		if r.Concurrency > 0 {
-			conc = strconv.Itoa(r.Concurrency)
-		}
-		pct := "-"
-		if r.DeltaPct != nil {
-			pct = fmt.Sprintf("%+.2f%%", *r.DeltaPct)
-		}
-		delta := "-"
-		if r.Delta != nil {
-			delta = signed(*r.Delta)
-			if r.Unit == UnitPoints {
-				delta += " pts"
-			}
-		}
-		verdict := r.Verdict
+		c := Cells(r)
+		verdict := c.Verdict
 		if r.Note != "" {
 			verdict += " (" + r.Note + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", conc, r.Metric, num(r.Baseline), num(r.Current), delta, pct, tolerance(r), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Concurrency, c.Metric, c.Baseline, c.Current, c.Delta, c.DeltaPct, c.Tolerance, verdict)
 	}
 	tw.Flush()
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintf(w, "\nverdict: %s (%d red, %d green, %d null)\n", d.Verdict, d.Red, d.Green, d.Null)
+}
+
+// RowCells is one diff row as the table prints it.
+type RowCells struct {
+	Concurrency, Metric, Baseline, Current, Delta, DeltaPct, Tolerance, Verdict string
+}
+
+// Cells formats a diff row as WriteDiff prints it, for every view of the table (the CLI,
+// perfdag serve's comparison page) to show the same figures.
+func Cells(r schema.DiffRow) RowCells {
+	c := RowCells{Concurrency: "all", Metric: r.Metric, Baseline: num(r.Baseline), Current: num(r.Current),
+		Delta: "-", DeltaPct: "-", Tolerance: tolerance(r), Verdict: r.Verdict}
+	if r.Concurrency > 0 {
+		c.Concurrency = strconv.Itoa(r.Concurrency)
+	}
+	if r.DeltaPct != nil {
+		c.DeltaPct = fmt.Sprintf("%+.2f%%", *r.DeltaPct)
+	}
+	if r.Delta != nil {
+		c.Delta = signed(*r.Delta)
+		if r.Unit == UnitPoints {
+			c.Delta += " pts"
+		}
+	}
+	return c
 }
 
 func tolerance(r schema.DiffRow) string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/openai"
@@ -82,6 +83,15 @@ func (r *rawReader) stream(ctx context.Context, body []byte) (int, error) {
 // each spent per 1,000 tokens (user + system of this process, counting included; the server
 // is a child) shows where a low ratio comes from on a machine whose load makes wall-clock
 // rates noisy (client-window-cpu: the client's in the window alone).
+//
+// A third arm runs the client's point while `perfdag serve` watches: the point writes a
+// campaign's events.jsonl as a run does (node start and end, progress events batched as the
+// engine batches them, but after every request instead of every 250 ms) plus a node event
+// every 8 requests (each one a write the watcher is woken for): far chattier than a run. A
+// webui server streams them over SSE to a reader, the browser's part (watcher-updates: the
+// node updates it received). The server runs in this process, so its CPU competes with the
+// client's more than a separate `perfdag serve` would: ratio-watched bounds the effect, and
+// comes beside ratio from the same run.
 func BenchmarkIngestRatio(b *testing.B) {
 	const c = 256
 	cfg, _ := json.Marshal(schema.SimConfig{Seed: 1, ZeroDelay: true})
@@ -112,10 +122,15 @@ func BenchmarkIngestRatio(b *testing.B) {
 		tokens                      int
 		window, all, windowCPU, cpu time.Duration
 	}
+	var progress func(loadgen.Progress) // set for the watched arm
 	point := func(send loadgen.Send, n int, after func([]schema.RequestRecord)) run {
 		results = make([]openai.Result, n)
 		t0, cpu0 := time.Now(), cpuTime(b)
-		recs, err := loadgen.Run(context.Background(), loadgen.Config{Requests: n, Concurrency: c}, send, nil)
+		cfg := loadgen.Config{Requests: n, Concurrency: c}
+		if progress != nil {
+			cfg.Every = time.Nanosecond // every completed request: far chattier than a run's 250 ms
+		}
+		recs, err := loadgen.Run(context.Background(), cfg, send, progress)
 		window, windowCPU := time.Since(t0), cpuTime(b)-cpu0
 		if err != nil {
 			b.Fatal(err)
@@ -139,22 +154,34 @@ func BenchmarkIngestRatio(b *testing.B) {
 		sum.tokens, sum.window, sum.all = sum.tokens+r.tokens, sum.window+r.window, sum.all+r.all
 		sum.windowCPU, sum.cpu = sum.windowCPU+r.windowCPU, sum.cpu+r.cpu
 	}
+	w := startWatcher(b)
+	watched := func() run {
+		w.log(events.Event{Type: events.NodeStart, Node: "run-shape[bench/c256]", Kind: "run-shape"})
+		progress = w.progress
+		r := point(client, 2*c, count)
+		progress = nil
+		w.log(events.Event{Type: events.NodeEnd, Node: "run-shape[bench/c256]", Kind: "run-shape", Status: "ran"})
+		return r
+	}
 	// Warm-up: open both clients' connections and the server's paths.
 	point(client, c, count)
 	point(rawSend, c, nil)
-	var cs, rs run
+	var cs, rs, ws run
 	iter := 0
 	for b.Loop() {
-		order := []bool{true, false}
+		arms := []int{0, 1, 2}
 		if iter%2 == 1 {
-			order = []bool{false, true}
+			arms = []int{2, 1, 0}
 		}
 		iter++
-		for _, isClient := range order {
-			if isClient {
+		for _, arm := range arms {
+			switch arm {
+			case 0:
 				add(&cs, point(client, 2*c, count))
-			} else {
+			case 1:
 				add(&rs, point(rawSend, 2*c, nil))
+			case 2:
+				add(&ws, watched())
 			}
 		}
 	}
@@ -162,6 +189,10 @@ func BenchmarkIngestRatio(b *testing.B) {
 	b.ReportMetric(clientRate, "client-tokens/s")
 	b.ReportMetric(rawRate, "raw-tokens/s")
 	b.ReportMetric(clientRate/rawRate, "ratio")
+	b.ReportMetric(float64(ws.tokens)/ws.window.Seconds()/rawRate, "ratio-watched")
+	msgs, updates := w.received()
+	b.ReportMetric(float64(msgs), "watcher-messages")
+	b.ReportMetric(float64(updates), "watcher-updates")
 	b.ReportMetric(float64(cs.tokens)/cs.all.Seconds()/rawRate, "ratio-with-counts")
 	b.ReportMetric(float64(cs.cpu.Microseconds())/(float64(cs.tokens)/1000), "client-cpu-µs/1k-tokens")
 	b.ReportMetric(float64(cs.windowCPU.Microseconds())/(float64(cs.tokens)/1000), "client-window-cpu-µs/1k-tokens")

@@ -1,0 +1,103 @@
+package openai_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/session"
+	"github.com/perfdag/perfdag/steps/webui"
+)
+
+// watcher is `perfdag serve` following a campaign directory a benchmark writes events into,
+// with an SSE reader attached (the browser's side).
+type watcher struct {
+	mu    sync.Mutex
+	ev    *events.Log
+	n     int
+	msgs  atomic.Int64
+	ups   atomic.Int64
+	close func()
+}
+
+// startWatcher makes a campaign directory, serves it and attaches a live reader.
+func startWatcher(b *testing.B) *watcher {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "watched")
+	if err := campaigndir.WriteInfo(dir, campaigndir.Info{Campaign: "bench", Created: time.Now().UTC()}); err != nil {
+		b.Fatal(err)
+	}
+	log, err := events.Open(campaigndir.Events(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := webui.New(webui.Options{Roots: []string{dir}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{ev: log}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/c/watched/live?from=0", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("attach the live reader: %v %v", err, resp)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.HasPrefix(line, "data: ") {
+				w.msgs.Add(1)
+				w.ups.Add(int64(strings.Count(line, `"type":`)))
+			}
+		}
+	}()
+	w.close = func() {
+		cancel()
+		resp.Body.Close()
+		<-done
+		ts.Close()
+		srv.Close()
+		log.Close()
+	}
+	b.Cleanup(w.close)
+	return w
+}
+
+func (w *watcher) log(e events.Event) {
+	if err := w.ev.Emit(e); err != nil {
+		panic(err)
+	}
+}
+
+// progress is the point's progress callback: a progress event per request, as a run's, and
+// a node event every 8 requests (written at once, waking the watcher).
+func (w *watcher) progress(p loadgen.Progress) {
+	w.mu.Lock()
+	w.n++
+	n := w.n
+	w.mu.Unlock()
+	w.log(events.Event{Type: events.Progress, Node: "run-shape[bench/c256]", Message: session.ProgressLine(p)})
+	if n%8 == 0 {
+		w.log(events.Event{Type: events.NodeSkipped, Node: "marker", Reason: session.ProgressLine(p)})
+	}
+}
+
+// received is how many SSE messages the reader got, and how many node updates they held.
+func (w *watcher) received() (msgs, updates int64) { return w.msgs.Load(), w.ups.Load() }
