@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/engine/jsonl/faultfile"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 func ev(node string) Event {
@@ -177,7 +178,7 @@ func TestRecordStart(t *testing.T) {
 // A follower reads whole lines only: a line being written is read once it is complete, from
 // where the last read ended; a trimmed log says so.
 func TestReadFrom(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "events.jsonl")
+	path := campaigndir.Events(t.TempDir())
 	if evs, off, err := ReadFrom(path, 0); err != nil || evs != nil || off != 0 {
 		t.Fatalf("a missing log: %v %d %v", evs, off, err)
 	}
