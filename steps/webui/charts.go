@@ -20,6 +20,21 @@ import (
 // tooltip shows what the file holds, not a rounded figure.
 func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
+// fig is a figure as a table shows it (the exact value goes in the cell's title): four
+// significant digits at most, never an exponent for the magnitudes a point holds.
+func fig(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000 || v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
 const (
 	chartW, chartH = 640, 240
 	padL, padB     = 56, 36

@@ -33,3 +33,14 @@ func TestTimelineEscapes(t *testing.T) {
 		t.Errorf("the tooltip of a request lacks its exact values:\n%s", out)
 	}
 }
+
+func TestFig(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{48.300000000000004, "48.30"}, {123.02645068689769, "123.0"}, {1234.6, "1235"}, {33, "33"}, {0.12345, "0.123"}, {-5.5, "-5.500"}} {
+		if got := fig(tc.v); got != tc.want {
+			t.Errorf("fig(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -171,6 +171,7 @@ func distributions(recs []schema.RequestRecord) (ttft, itl []float64, spans []re
 
 var funcs = template.FuncMap{
 	"exact": exact,
+	"fig":   fig,
 	"secs": func(v float64) string {
 		if v <= 0 {
 			return "-"
