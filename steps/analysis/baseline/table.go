@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -80,7 +81,7 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 	}
 	fmt.Fprintf(w, "baseline %s (%s, sha256 %s…)\ncurrent  %s (cell %s)\n\n", d.BaselineName, d.Baseline, sha, d.Current, d.CurrentCell)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT")
+	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT\tCHANGE 95% CI")
 	for _, r := range d.Rows {
 		conc := "all"
 		if r.Concurrency > 0 {
@@ -101,13 +102,28 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 		if r.Note != "" {
 			verdict += " (" + r.Note + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", conc, r.Metric, num(r.Baseline), num(r.Current), delta, pct, tolerance(r), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", conc, r.Metric, num(r.Baseline), num(r.Current), delta, pct, tolerance(r), verdict, changeCI(r))
 	}
 	tw.Flush()
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if d.WithinNoise > 0 {
+		fmt.Fprintf(w, "note: %s beyond the tolerance but within noise (NOTE, not RED): the change's 95%% interval reaches back inside the tolerance\n",
+			plural.Of(d.WithinNoise, "row is", "rows are"))
+	}
 	fmt.Fprintf(w, "\nverdict: %s (%d red, %d green, %d null)\n", d.Verdict, d.Red, d.Green, d.Null)
+}
+
+// changeCI prints the row's change interval in its tolerance's unit, "-" without one.
+func changeCI(r schema.DiffRow) string {
+	switch {
+	case r.ChangePct != nil:
+		return span(r.ChangePct.Lo, r.ChangePct.Hi, UnitPercent)
+	case r.Change != nil:
+		return span(r.Change.Lo, r.Change.Hi, r.Unit)
+	}
+	return "-"
 }
 
 func tolerance(r schema.DiffRow) string {
