@@ -16,7 +16,7 @@ func (iv Interval) HalfWidth() float64 { return (iv.Hi - iv.Lo) / 2 }
 func (iv Interval) Contains(v float64) bool { return v >= iv.Lo && v <= iv.Hi }
 
 // Intervals are a point's (or an atlas row's) intervals keyed by the atlas metric name they
-// bound (ttft_p50_ms, itl_avg_ms, output_token_throughput, ...); a metric without one is absent.
+// bound (ttft_p50_ms, itl_avg_ms, output_tok_s, ...); a metric without one is absent.
 type Intervals map[string]Interval
 
 // AutoStop says why a point with requests_per_point auto stopped measuring, so a reader sees

@@ -161,6 +161,7 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	row.NumPrompts = p.NumPrompts
 	row.RequestCount = p.RequestCount
 	row.ErrorCount = p.ErrorCount
+	row.Intervals = maps.Clone(p.Intervals)
 	if p.GPUs > 0 {
 		row.GPUs = p.GPUs
 	}

@@ -1,6 +1,9 @@
 package atlas
 
 import (
+	"bytes"
+	"context"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -256,5 +259,37 @@ func TestNormalizeFidelity(t *testing.T) {
 	c := rows[1]
 	if c.TokenBasisFallbacks != nil || c.TruncatedPrompts != nil || c.Retries != nil || c.ErrorMessages != nil || c.TTFTMinusServerPromptP50Ms != nil {
 		t.Errorf("a clean point carries fidelity fields: %+v", c)
+	}
+}
+
+func TestNormalizeIntervals(t *testing.T) {
+	p := okPoint("c", 8)
+	p.Intervals = schema.Intervals{
+		"ttft_p50_ms":  {Lo: 85, Hi: 95, Method: "sectioning", N: 10},
+		"output_tok_s": {Lo: 3100, Hi: 3300, Method: "batch-means", N: 10},
+	}
+	rows, _ := Normalize("camp", testCell("c", 8), []schema.Point{p}, nil, nil)
+	if len(rows) != 1 || !maps.Equal(rows[0].Intervals, p.Intervals) {
+		t.Fatalf("row intervals %v, want the point's %v", rows[0].Intervals, p.Intervals)
+	}
+	rows[0].Intervals["ttft_p50_ms"] = schema.Interval{}
+	if p.Intervals["ttft_p50_ms"].Hi != 95 {
+		t.Error("the row shares the point's interval map")
+	}
+	// Round trip through atlas.jsonl.
+	var buf bytes.Buffer
+	if _, err := Aggregate(&buf, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	var back []schema.AtlasRow
+	if err := Decode(context.Background(), &buf, "atlas.jsonl", func(r *schema.AtlasRow) error { back = append(back, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 1 || !maps.Equal(back[0].Intervals, rows[0].Intervals) {
+		t.Errorf("atlas.jsonl round trip: %v, want %v", back, rows[0].Intervals)
+	}
+	p.Intervals = nil
+	if rows, _ := Normalize("camp", testCell("c", 8), []schema.Point{p}, nil, nil); rows[0].Intervals != nil {
+		t.Errorf("a point without intervals gave %v", rows[0].Intervals)
 	}
 }

@@ -187,6 +187,7 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 			TPSPerUser:          r.TokPerSPerUser,
 			RequestLatencyP50Ms: r.RequestLatencyP50Ms,
 			Errors:              r.ErrorCount,
+			Intervals:           perfBenchIntervals(r.Intervals),
 		}
 		if rel := d.window[cellID][r.Concurrency]; rel != "" {
 			var win schema.SpecWindow
@@ -205,6 +206,33 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 	w.InputTokenBand, w.OutputTokenBand = Band(w.InputTokens), Band(w.OutputTokens)
 	doc.ServerMetricsDelta = serverDelta(spec)
 	return doc, nil
+}
+
+// perfBenchKeys maps the atlas metric names of a row's intervals to the PerfBenchPoint
+// field names they bound (the snapshot's metrics renamed, e.g. output_tok_s → throughput_toks_per_s).
+var perfBenchKeys = map[string]string{
+	"output_tok_s":           "throughput_toks_per_s",
+	"ttft_p50_ms":            "ttft_p50_ms",
+	"ttft_p95_ms":            "ttft_p95_ms",
+	"ttft_p99_ms":            "ttft_p99_ms",
+	"itl_p50_ms":             "itl_p50_ms",
+	"tok_s_per_user":         "tps_per_user",
+	"request_latency_p50_ms": "request_latency_p50_ms",
+}
+
+// perfBenchIntervals keeps the intervals of the metrics a snapshot holds, under its names;
+// nil when the row has none of them.
+func perfBenchIntervals(in schema.Intervals) schema.Intervals {
+	var out schema.Intervals
+	for from, to := range perfBenchKeys {
+		if iv, ok := in[from]; ok {
+			if out == nil {
+				out = schema.Intervals{}
+			}
+			out[to] = iv
+		}
+	}
+	return out
 }
 
 // serverDelta folds the per-point scrape windows (ascending concurrency) into the sweep-wide

@@ -130,8 +130,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		if r.FirstOutputNs == r.FirstTokenNs {
 			sameFirst++
 		}
-		if n >= 2 {
-			v := (l - t) / float64(n-1)
+		if v, ok := itlOf(t, l, n); ok {
 			itl = append(itl, v)
 			if v > 0 {
 				tps = append(tps, 1000/v)
@@ -194,6 +193,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 			p.TotalTokPerSPerGPU = p.TotalTokenThroughput / float64(o.GPUs)
 		}
 	}
+	p.Intervals = pointIntervals(valid, counts, winEnd, o.WindowS > 0)
 	if aaSeconds > 0 {
 		p.AAOutputSpeed = aaTokens / aaSeconds
 	}

@@ -1,0 +1,137 @@
+package interval
+
+import (
+	"math"
+	"testing"
+)
+
+func TestBatches(t *testing.T) {
+	for _, c := range []struct{ n, want int }{
+		{0, 0}, {99, 0}, {100, 10}, {1000, 10}, {4399, 10}, {4400, 11}, {8000, 20}, {1e6, 20},
+	} {
+		if got := Batches(c.n); got != c.want {
+			t.Errorf("Batches(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		n    int
+		q    float64
+		want int
+	}{
+		{100, 0.5, 0}, {200, 0.5, 10}, {199, 0.1, 0}, {200, 0.9, 0}, {1999, 0.95, 0}, {2000, 0.95, 10},
+		{2000, 0.05, 10}, {8000, 0.95, 20}, {8000, 0.99, 0}, {10000, 0.99, 10}, {1000, 0, 0}, {1000, 1, 0},
+	} {
+		if got := QuantileBatches(c.n, c.q); got != c.want {
+			t.Errorf("QuantileBatches(%d, %v) = %d, want %d", c.n, c.q, got, c.want)
+		}
+	}
+}
+
+func TestLongEnough(t *testing.T) {
+	for _, c := range []struct {
+		n        int
+		inflight float64
+		want     bool
+	}{
+		{99, 1, false}, {100, 10, true}, {100, 10.5, false}, {1000, 64, true}, {1000, 128, false},
+		{8000, 400, true}, {8000, 401, false}, {640, 64, true},
+	} {
+		if got := LongEnough(c.n, c.inflight); got != c.want {
+			t.Errorf("LongEnough(%d, %v) = %v, want %v", c.n, c.inflight, got, c.want)
+		}
+	}
+}
+
+// TestMeanExact checks the interval on a series whose batch means are known by hand: 100
+// values, batch j (10 values) all equal to j, so the batch means are 0..9 (mean 4.5,
+// sd √(55/6)) and the half-width is t_{0.975,9} · sd/√10.
+func TestMeanExact(t *testing.T) {
+	xs := make([]float64, 100)
+	for i := range xs {
+		xs[i] = float64(i / 10)
+	}
+	iv, ok := Mean(xs)
+	if !ok {
+		t.Fatal("Mean refused 100 values")
+	}
+	hw := 2.262157162740991 * math.Sqrt(55.0/6) / math.Sqrt(10)
+	if math.Abs(iv.Lo-(4.5-hw)) > 1e-9 || math.Abs(iv.Hi-(4.5+hw)) > 1e-9 || iv.N != 10 || iv.Method != MethodBatchMeans {
+		t.Errorf("Mean = %+v, want 4.5 ± %.9f over 10 batches", iv, hw)
+	}
+	// Shuffling the same values within the order changes the interval: order matters.
+	for i := range xs {
+		xs[i] = float64(i % 10)
+	}
+	if iv, _ := Mean(xs); iv.HalfWidth() != 0 {
+		t.Errorf("interleaved batches all have mean 4.5, got half-width %v", iv.HalfWidth())
+	}
+}
+
+func TestCentres(t *testing.T) {
+	xs := make([]float64, 2000)
+	den := make([]float64, len(xs))
+	for i := range xs {
+		xs[i] = float64((i * 7919) % 2003)
+		den[i] = 0.5 + float64(i%3)
+	}
+	iv, ok := Quantile(xs, 0.95)
+	if !ok || iv.Method != MethodSectioning || iv.N != 10 {
+		t.Fatalf("Quantile = %+v, %v", iv, ok)
+	}
+	if c := (iv.Lo + iv.Hi) / 2; math.Abs(c-quantile(sorted(xs), 0.95)) > 1e-9 {
+		t.Errorf("Quantile centre %v, want the overall p95 %v", c, quantile(sorted(xs), 0.95))
+	}
+	iv, ok = Ratio(xs, den)
+	if !ok {
+		t.Fatal("Ratio refused")
+	}
+	if c, want := (iv.Lo+iv.Hi)/2, sum(xs)/sum(den); math.Abs(c-want) > 1e-9*want {
+		t.Errorf("Ratio centre %v, want Σnum/Σden %v", c, want)
+	}
+}
+
+func TestQuantileInterpolation(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{1, 2, 3}, 0.5, 2}, {[]float64{1, 2, 3, 4}, 0.5, 2.5}, {[]float64{1, 2, 3, 4}, 0.95, 3.85},
+		{[]float64{5}, 0.9, 5},
+	} {
+		if got := quantile(c.xs, c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile(%v, %v) = %v, want %v", c.xs, c.q, got, c.want)
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	ok100 := make([]float64, 100)
+	for i := range ok100 {
+		ok100[i] = float64(i)
+	}
+	nan := append(append([]float64{}, ok100...), math.NaN())
+	short := ok100[:99]
+	zero := make([]float64, 100)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"mean 99", second(Mean(short))},
+		{"mean NaN", second(Mean(nan))},
+		{"mean 100", second(Mean(ok100))},
+		{"quantile p95 of 100", second(Quantile(ok100, 0.95))},
+		{"quantile p50 NaN", second(Quantile(nan, 0.5))},
+		{"quantile q>1", second(Quantile(ok100, 1.5))},
+		{"ratio lengths", second(Ratio(ok100, short))},
+		{"ratio zero den", second(Ratio(ok100, zero))},
+		{"ratio 99", second(Ratio(short, short))},
+		{"ratio Inf", second(Ratio(ok100, append(append([]float64{}, ok100[:99]...), math.Inf(1))))},
+	} {
+		if want := c.name == "mean 100"; c.ok != want {
+			t.Errorf("%s: ok = %v, want %v", c.name, c.ok, want)
+		}
+	}
+}
+
+func second[T any](_ T, ok bool) bool { return ok }
