@@ -47,51 +47,16 @@ func (s noisyServer) run(seed uint64, c, requests int) []schema.RequestRecord {
 	return recs
 }
 
-// perfPoint is the perfbench point of records, through stats.Compute (the campaign's path) and
-// the atlas' field choices (p50s, mean of 1/ITL).
+// perfPoint is the perfbench point of records, through stats.Compute (the campaign's path: its
+// 95 % intervals too) and the snapshot's field choices (p50s, mean of 1/ITL, perfBenchIntervals).
 func perfPoint(recs []schema.RequestRecord, c int) schema.PerfBenchPoint {
 	p := stats.Compute(recs, stats.Options{Concurrency: c, TokenBasis: "server"})
 	v := func(x float64) *float64 { return &x }
 	return schema.PerfBenchPoint{
 		ThroughputToksPerS: v(p.OutputTokenThroughput), TTFTP50Ms: v(p.TTFT.P50), TTFTP95Ms: v(p.TTFT.P95),
 		TTFTP99Ms: v(p.TTFT.P99), ITLP50Ms: v(p.ITL.P50), TPSPerUser: v(p.TPSUser.Avg),
-		RequestLatencyP50Ms: v(p.RequestLatency.P50), Errors: p.ErrorCount,
+		RequestLatencyP50Ms: v(p.RequestLatency.P50), Errors: p.ErrorCount, Intervals: perfBenchIntervals(p.Intervals),
 	}
-}
-
-// sectionBatches and sectionT are the test's stand-in for steps/measure/interval until it is
-// merged: sectioning (Asmussen & Glynn) — the full-sample estimate ± t(0.975, k−1) × the
-// standard deviation of the k batch estimates ÷ √k, batches of consecutive requests.
-const (
-	sectionBatches = 8
-	sectionT       = 2.364624 // t(0.975, 7)
-)
-
-// withIntervals adds sectioning intervals of every headline metric to a point.
-func withIntervals(p schema.PerfBenchPoint, recs []schema.RequestRecord, c int) schema.PerfBenchPoint {
-	m := len(recs) / sectionBatches
-	var batches []schema.PerfBenchPoint
-	for b := range sectionBatches {
-		batches = append(batches, perfPoint(recs[b*m:(b+1)*m], c))
-	}
-	p.Intervals = schema.Intervals{}
-	for _, metric := range []string{"throughput_toks_per_s", "ttft_p50_ms", "itl_p50_ms", "tps_per_user", "request_latency_p50_ms"} {
-		var xs []float64
-		for i := range batches {
-			xs = append(xs, *pointValue(&batches[i], metric))
-		}
-		mean, ss := 0.0, 0.0
-		for _, x := range xs {
-			mean += x / float64(len(xs))
-		}
-		for _, x := range xs {
-			ss += (x - mean) * (x - mean)
-		}
-		h := sectionT * math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-		est := *pointValue(&p, metric)
-		p.Intervals[metric] = schema.Interval{Lo: est - h, Hi: est + h, Method: "sectioning", N: len(xs)}
-	}
-	return p
 }
 
 // snapshotOf measures the server once at each concurrency and returns the perfbench document,
@@ -99,10 +64,9 @@ func withIntervals(p schema.PerfBenchPoint, recs []schema.RequestRecord, c int) 
 func snapshotOf(s noisyServer, seed uint64, concs []int, requests int, intervals bool) *schema.PerfBench {
 	doc := &schema.PerfBench{Schema: schema.SchemaPerfBench, ModelPath: "org/sim", Metrics: map[string]schema.PerfBenchPoint{}}
 	for _, c := range concs {
-		recs := s.run(seed, c, requests)
-		p := perfPoint(recs, c)
-		if intervals {
-			p = withIntervals(p, recs, c)
+		p := perfPoint(s.run(seed, c, requests), c)
+		if !intervals {
+			p.Intervals = nil
 		}
 		doc.Metrics[strconv.Itoa(c)] = p
 	}
@@ -139,25 +103,26 @@ func sum(m map[string]int) int {
 	return n
 }
 
-// flakyServer is the same-server case at small sizes: TTFT jitter of σ = 0.25 and ITL jitter
-// of σ = 0.10 (log scale) per request, 32 requests at concurrencies 1 and 4 — medians move a
-// few percent between two runs, as much as the tolerances.
+// flakyServer is the same-server case at the smallest size steps/measure/interval bounds a
+// median at (200 requests; p95 needs 2,000, p99 10,000): TTFT jitter of σ = 0.6 and ITL jitter
+// of σ = 0.25 (log scale) per request, 200 requests at concurrencies 1 and 4 — medians move
+// several percent between two runs, as much as the tolerances.
 var (
-	flakyServer = noisyServer{ttftMs: 40, tpotMs: 8, sigmaTTFT: 0.25, sigmaITL: 0.10, slow: 1, inputTokens: 64, outputTokens: 64}
+	flakyServer = noisyServer{ttftMs: 40, tpotMs: 8, sigmaTTFT: 0.6, sigmaITL: 0.25, slow: 1, inputTokens: 64, outputTokens: 64}
 	flakyConcs  = []int{1, 4}
 )
 
 const (
-	flakyRequests = 32
+	flakyRequests = 200
 	flakyRepeats  = 20
 )
 
 // TestFlakySameServer is the flaky case: two runs of the same server (different seeds, same
 // configuration), 20 times. Judged on tolerance alone the pair is RED again and again; with
-// both runs' intervals no row that has them is RED. The tail rows (p95, p99) carry no interval
-// here — 32 requests cannot bound a p99 — and stay on tolerance alone; their REDs are counted
-// apart. The sectioning intervals are checked to cover the true TTFT and ITL medians, so the
-// rule is not passing on intervals that are merely wide.
+// both runs' intervals (stats.Compute's, as run-shape records them) no row that has them is
+// RED. The tail rows (p95, p99) carry no interval at 200 requests and stay on tolerance alone;
+// their REDs are counted apart. The intervals are checked to cover the true TTFT and ITL
+// medians, so the rule is not passing on intervals that are merely wide.
 func TestFlakySameServer(t *testing.T) {
 	oldRed, newRed, tailRed := map[string]int{}, map[string]int{}, map[string]int{}
 	oldRedRepeats, newRedRepeats, notes := 0, 0, 0
@@ -220,7 +185,7 @@ func TestFlakySameServer(t *testing.T) {
 // TestRealRegression is the same server made 20 % slower (TTFT and ITL × 1.2), 20 times:
 // every diff is RED, at every concurrency, on rows whose change interval lies wholly beyond the
 // tolerance. Which rows prove it varies with the noise (TTFT p50: a 20 % move against a 5 %
-// tolerance with ±15 % of noise at 32 requests); the detections per row are logged.
+// tolerance with about ±15 % of noise on the change); the detections per row are logged.
 func TestRealRegression(t *testing.T) {
 	slow := flakyServer
 	slow.slow = 1.2
