@@ -135,14 +135,13 @@ func judgeNoise(row *schema.DiffRow, b, c float64, bi, ci *schema.Interval, scal
 
 // span prints a change interval in the row's unit: [+1.2, +3.4]%.
 func span(lo, hi float64, unit string) string {
-	s := "[" + signed(lo) + ", " + signed(hi) + "]"
 	switch unit {
 	case UnitPercent:
-		return s + "%"
+		return fmt.Sprintf("[%+.2f, %+.2f]%%", lo, hi)
 	case UnitPoints:
-		return s + " pts"
+		return fmt.Sprintf("[%+.2f, %+.2f] pts", lo, hi)
 	}
-	return s
+	return "[" + signed(lo) + ", " + signed(hi) + "]"
 }
 
 // magnitude prints a half-width in the row's unit.
@@ -177,6 +176,6 @@ func (ic *intervalCoverage) note() string {
 	if ic.tolOnly == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d per-concurrency rows judged on tolerance only: no 95 %% interval in the baseline for %d, in the current run for %d (a snapshot recorded before perfdag kept intervals has none)",
+	return fmt.Sprintf("%d of %d per-concurrency rows judged on tolerance only: no 95 %% interval in the baseline for %d, in the current run for %d (a point has one only with enough requests — 200 for a p50, 2,000 for a p95 — and a snapshot recorded before perfdag kept intervals has none)",
 		ic.tolOnly, ic.possible, ic.noBase, ic.noCur)
 }

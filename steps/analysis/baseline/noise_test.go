@@ -28,14 +28,14 @@ func TestJudgeNoise(t *testing.T) {
 		// exactly at the tolerance (equal is within) → NOTE.
 		{"ttft at the edge", "ttft_p50_ms", 100, 110, iv(97, 103), iv(106, 114), WithinNoise, "within noise: ±5.00%", 5, 15},
 		// 100 ±3 → 110.5 ±4: [+5.5, +15.5] % wholly beyond 5 % → RED.
-		{"ttft beyond", "ttft_p50_ms", 100, 110.5, iv(97, 103), iv(106.5, 114.5), Red, "beyond noise: change [+5.5, +15.5]%", 5.5, 15.5},
+		{"ttft beyond", "ttft_p50_ms", 100, 110.5, iv(97, 103), iv(106.5, 114.5), Red, "beyond noise: change [+5.50, +15.50]%", 5.5, 15.5},
 		// 100 → 80 is faster: GREEN, the interval is still recorded: −20 ± 5 → [−25, −15] %.
 		{"ttft better", "ttft_p50_ms", 100, 80, iv(97, 103), iv(76, 84), Green, "", -25, -15},
 		// 100 → 104 is within 5 %: GREEN, interval [−1, +9] %.
 		{"ttft within", "ttft_p50_ms", 100, 104, iv(97, 103), iv(100, 108), Green, "", -1, 9},
 		// throughput, lower is worse: 1000 ±10 → 900 ±10: −100 ± 14.142 → [−11.41, −8.59] %,
 		// wholly below −3 % → RED.
-		{"throughput beyond", "throughput_toks_per_s", 1000, 900, iv(990, 1010), iv(890, 910), Red, "beyond noise: change [-11.4142, -8.5858]%", -11.4142, -8.5858},
+		{"throughput beyond", "throughput_toks_per_s", 1000, 900, iv(990, 1010), iv(890, 910), Red, "beyond noise: change [-11.41, -8.59]%", -11.4142, -8.5858},
 		// 1000 ±40 → 950 ±30: −50 ± 50 → [−10, 0] %: the interval reaches 0 → NOTE.
 		{"throughput noisy", "throughput_toks_per_s", 1000, 950, iv(960, 1040), iv(920, 980), WithinNoise, "within noise: ±5.00%", -10, 0},
 		// A legacy baseline: tolerance alone, and the row says so.
