@@ -93,7 +93,7 @@ func (s *Selector) Result() (schema.Champion, error) {
 	out.Separated, out.SeparationNote = separation(out.FocusMetric, &arms[0], second)
 	switch {
 	case out.Separated != nil && !*out.Separated:
-		out.Recommendation += " Caution: the " + out.SeparationNote + "."
+		out.Recommendation += " Caution: " + out.SeparationNote + "."
 		out.Warnings = append(out.Warnings, out.SeparationNote)
 	case out.Separated == nil && second != nil && second.FocusValue != nil:
 		out.Warnings = append(out.Warnings, out.SeparationNote) // two ranked arms, no interval to test them

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -39,7 +40,7 @@ func FocusInterval(metric string, r *schema.AtlasRow) *schema.Interval {
 	for _, k := range m.perGPU {
 		if iv, ok := wellFormed(r.Intervals, k); ok {
 			g := float64(r.GPUs)
-			return &schema.Interval{Lo: iv.Lo / g, Hi: iv.Hi / g, Method: iv.Method + fmt.Sprintf(" (%s ÷ %d GPUs)", k, r.GPUs), N: iv.N}
+			return &schema.Interval{Lo: iv.Lo / g, Hi: iv.Hi / g, Method: iv.Method + " (" + k + " ÷ " + plural.N(r.GPUs, "GPU") + ")", N: iv.N}
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func TestSeparation(t *testing.T) {
 			if warned != tt.warned {
 				t.Errorf("warned %v, want %v (%q)", warned, tt.warned, c.Warnings)
 			}
-			if caution := strings.Contains(c.Recommendation, "Caution: the top two not separated"); caution != (tt.separated == "no") {
+			if caution := strings.Contains(c.Recommendation, "Caution: top two not separated"); caution != (tt.separated == "no") {
 				t.Errorf("recommendation %q", c.Recommendation)
 			}
 		})
