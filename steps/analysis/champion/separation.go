@@ -73,7 +73,7 @@ func separation(metric string, first, second *schema.ChampionArm) (*bool, string
 	}
 	for _, a := range []*schema.ChampionArm{first, second} {
 		if a.FocusInterval == nil {
-			return nil, fmt.Sprintf("separation unknown: arm %s's best point has no 95 %% interval of %s (a point measured before intervals, or a metric that has none): the ranking of %s over %s is not tested against noise",
+			return nil, fmt.Sprintf("separation unknown: arm %s's best point has no 95 %% interval of %s (fewer requests than an interval needs, 100 for a throughput; a point measured before intervals; or a metric that has none): the ranking of %s over %s is not tested against noise",
 				a.Arm, metric, first.Arm, second.Arm)
 		}
 	}
