@@ -104,6 +104,15 @@ func TestDiffIntervals(t *testing.T) {
 	if !strings.Contains(ttft.Change.Method, "over 2 rows (Bonferroni)") || math.Abs(ttft.ChangePct.Lo-(10-5*familyScale(2))) > 1e-9 {
 		t.Errorf("ttft change %+v", ttft.ChangePct)
 	}
+	// The table says it: k = 1.1436 → ttft ±5.72 %, itl 20 ± 1.62 %.
+	var tab strings.Builder
+	WriteDiff(&tab, d)
+	for _, want := range []string{"NOTE (within noise: ±5.72%)  [+4.28, +15.72]%", "RED (beyond noise: change [+18.38, +21.62]%)  [+18.38, +21.62]%",
+		"note: 1 row is beyond the tolerance but within noise (NOTE, not RED)"} {
+		if !strings.Contains(tab.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tab.String())
+		}
+	}
 	// throughput has values but no intervals; the other metrics are null and not compared.
 	want := "1 of 3 per-concurrency rows judged on tolerance only: no 95 % interval in the baseline for 1, in the current run for 1"
 	if len(d.Notes) != 1 || !strings.HasPrefix(d.Notes[0], want) {
