@@ -56,6 +56,7 @@ func verdict(v *view) (string, bool) {
 func headlinePart(d *doc, v *view) {
 	var rows [][]tcell
 	var peaks []float64
+	var ivs []bool // the row's TTFT carries an interval
 	for _, x := range v.variants {
 		var mbts []int
 		for i := range v.rows {
@@ -69,8 +70,8 @@ func headlinePart(d *doc, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			row, peak := headlineRow(v, x.key, mbt, label)
-			rows, peaks = append(rows, row), append(peaks, peak)
+			row, peak, iv := headlineRow(v, x.key, mbt, label)
+			rows, peaks, ivs = append(rows, row), append(peaks, peak), append(ivs, iv)
 		}
 	}
 	if len(rows) == 0 {
@@ -79,14 +80,18 @@ func headlinePart(d *doc, v *view) {
 	shown := topHeadline(peaks, maxHeadlineRows)
 	d.heading("Headline numbers")
 	kept := make([][]tcell, 0, len(shown))
+	anyIV := false
 	for _, i := range shown {
-		kept = append(kept, rows[i])
+		kept, anyIV = append(kept, rows[i]), anyIV || ivs[i]
 	}
 	d.table([]tcol{{head: "Cell", w: 16}, {head: v.dev("Peak output tok/s/GPU"), w: 9, align: align.Right},
 		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
+	}
+	if anyIV {
+		d.para("± is the half-width of the 95 % confidence interval (sectioning over batches of requests; docs/statistics.md).", 7.5, fontstyle.Italic, nil)
 	}
 	d.space(2)
 }
@@ -122,8 +127,9 @@ func topHeadline(peaks []float64, n int) []int {
 }
 
 // headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
-// The second result is the peak (NaN when no row has one), which ranks the row on the cover.
-func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64) {
+// The second result is the peak (NaN when no row has one), which ranks the row on the cover;
+// the third whether its TTFT is shown with an interval.
+func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, bool) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
@@ -148,10 +154,22 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
 		best = *peak.OutputTokPerSPerGPU
 	}
+	iv := false
 	if low != nil {
-		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*low.TTFTP50Ms), low.Concurrency))
+		_, iv = low.Intervals["ttft_p50_ms"]
+		row[2] = plain(fmt.Sprintf("%s at C=%d", withInterval(low, "ttft_p50_ms", *low.TTFTP50Ms), low.Concurrency))
 	}
-	return row, best
+	return row, best, iv
+}
+
+// withInterval formats v with ± the half-width of the row's 95 % interval for key, when the
+// row has one, so a reader sees at a glance what difference is noise.
+func withInterval(r *schema.AtlasRow, key string, v float64) string {
+	iv, ok := r.Intervals[key]
+	if !ok {
+		return fnum(v)
+	}
+	return fnum(v) + " ± " + fnum(iv.HalfWidth())
 }
 
 // requestErrors totals requests and failed requests over the serving rows.

@@ -27,18 +27,36 @@ func TestBatches(t *testing.T) {
 	}
 }
 
-func TestLongEnough(t *testing.T) {
+// TestBatchingFor: batches hold InflightFactor × the requests in flight, k lowered to keep
+// them so (never below MinBatches), and a quantile's tail rule still applies.
+func TestBatchingFor(t *testing.T) {
 	for _, c := range []struct {
 		n        int
 		inflight float64
-		want     bool
+		want     int
 	}{
-		{99, 1, false}, {100, 10, true}, {100, 10.5, false}, {1000, 64, true}, {1000, 128, false},
-		{8000, 400, true}, {8000, 401, false}, {640, 64, true},
+		{99, 0.1, 0}, {100, 1.25, 10}, {100, 1.3, 0}, {1000, 12.5, 10}, {1000, 13, 0},
+		{5120, 64, 10}, {5119, 64, 0}, {6000, 64, 11}, {8000, 1, 20}, {20000, 64, 20}, {100000, 0, 20},
 	} {
-		if got := LongEnough(c.n, c.inflight); got != c.want {
-			t.Errorf("LongEnough(%d, %v) = %v, want %v", c.n, c.inflight, got, c.want)
+		if got := For(c.inflight).Batches(c.n); got != c.want {
+			t.Errorf("For(%v).Batches(%d) = %d, want %d", c.inflight, c.n, got, c.want)
 		}
+	}
+	if got := For(4).QuantileBatches(2000, 0.95); got != 10 {
+		t.Errorf("For(4).QuantileBatches(2000, 0.95) = %d, want 10", got)
+	}
+	if got := For(64).QuantileBatches(6000, 0.99); got != 0 {
+		t.Errorf("For(64).QuantileBatches(6000, 0.99) = %d, want 0 (6 beyond p99 per batch)", got)
+	}
+	xs := make([]float64, 1000)
+	for i := range xs {
+		xs[i] = float64(i % 7)
+	}
+	if _, ok := For(13).Mean(xs); ok {
+		t.Error("For(13).Mean made an interval from batches of 100 < 8 × 13")
+	}
+	if iv, ok := For(12).Mean(xs); !ok || iv.N != 10 {
+		t.Errorf("For(12).Mean = %+v, %v; want 10 batches", iv, ok)
 	}
 }
 

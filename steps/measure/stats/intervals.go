@@ -77,19 +77,14 @@ func pointIntervals(valid []schema.RequestRecord, counts []tokenCount, winEnd in
 	if window <= 0 {
 		return nil
 	}
-	inflight := latencyS / window // Little's law: mean requests in flight
+	b := interval.For(latencyS / window) // Little's law: mean requests in flight
 	out := schema.Intervals{}
 	for _, m := range meanKeys {
-		if xs := series[m.series]; interval.LongEnough(len(xs), inflight) {
-			if iv, ok := interval.Mean(xs); ok {
-				out[m.key] = iv
-			}
+		if iv, ok := b.Mean(series[m.series]); ok {
+			out[m.key] = iv
 		}
 	}
 	for sr, xs := range series {
-		if !interval.LongEnough(len(xs), inflight) {
-			continue
-		}
 		var keys []string
 		var qs []float64
 		for _, m := range quantileKeys {
@@ -97,15 +92,15 @@ func pointIntervals(valid []schema.RequestRecord, counts []tokenCount, winEnd in
 				keys, qs = append(keys, m.key), append(qs, m.q)
 			}
 		}
-		for i, iv := range interval.Quantiles(xs, qs...) {
+		for i, iv := range b.Quantiles(xs, qs...) {
 			if iv.N > 0 {
 				out[keys[i]] = iv
 			}
 		}
 	}
-	if !windowGiven && interval.LongEnough(len(order), inflight) {
+	if !windowGiven {
 		for key, num := range map[string][]float64{"output_tok_s": tokens, "request_throughput": ones} {
-			if iv, ok := interval.Ratio(num, spans); ok {
+			if iv, ok := b.Ratio(num, spans); ok {
 				out[key] = iv
 			}
 		}

@@ -81,8 +81,8 @@ func TestPointIntervalsRefused(t *testing.T) {
 		{"a window the file states has no throughput interval",
 			Compute(closedLoop(3, 4, 2000), Options{Concurrency: 4, TokenBasis: "o200k_base", WindowS: 100}),
 			[]string{"ttft_p50_ms", "itl_avg_ms"}, []string{"output_tok_s", "request_throughput"}},
-		{"300 requests: means and p50s, no p90",
-			Compute(closedLoop(4, 4, 300), Options{Concurrency: 4, TokenBasis: "o200k_base"}),
+		{"400 requests: means and p50s, no p90",
+			Compute(closedLoop(4, 4, 400), Options{Concurrency: 4, TokenBasis: "o200k_base"}),
 			[]string{"ttft_avg_ms", "ttft_p50_ms", "output_tok_s", "request_throughput"}, []string{"ttft_p90_ms", "ttft_p95_ms"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
