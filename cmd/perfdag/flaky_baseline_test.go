@@ -16,8 +16,9 @@ import (
 	"github.com/perfdag/perfdag/steps/testkit"
 )
 
-// flakyCampaign is the flaky case on the built-in simulator: one cell at c1 and c4 with 200
-// requests per point, the fewest at which a point carries a p50 interval. SEED and SLOW vary.
+// flakyCampaign is the flaky case on the built-in simulator: one cell at c1 and c4 with 400
+// requests per point, the fewest at which a c4 point carries its p50 intervals (80 × the
+// requests in flight, docs/statistics.md). SEED and SLOW vary.
 const flakyCampaign = `version: 1
 campaign: flaky
 endpoints:
@@ -30,20 +31,21 @@ cells:
   - id: small
     workload: {shape: custom, input_tokens: 64, output_tokens: 16}
     concurrencies: [1, 4]
-    requests_per_point: 200
+    requests_per_point: 400
 `
 
-// TestFlakySimBaseline runs the flaky case for real, PERFDAG_FLAKY_REPEATS times (it is skipped
-// without it: each repeat runs three campaigns, ~30 s): two runs of the same simulated server
-// (seeds 7 and 8) on this machine, the first recorded as the baseline and the second diffed
-// against it, and the same server 20 % slower (slowdown 1.2) diffed against it too. No row that
-// carries intervals on both sides may be RED on the same server, and every slower diff must be
-// RED on such a row. Rows judged on tolerance alone (the tails: a p95 needs 2,000 requests for an
-// interval) and what the tolerance-only rule would have said are counted in the log.
+// TestFlakySimBaseline runs the flaky case for real, PERFDAG_FLAKY_REPEATS times (skipped
+// without it: each repeat runs three campaigns, about a minute): two runs of the same
+// simulated server (seeds 7 and 8) on this machine, the first recorded as the baseline and the
+// second diffed against it, and the same server 20 % slower (slowdown 1.2) diffed against it
+// too. No row that carries intervals on both sides may be RED on the same server, and every
+// slower diff must be RED on such a row. Rows judged on tolerance alone (the tails: a p95
+// needs 2,000 requests for an interval) and what the tolerance-only rule would have said are
+// counted in the log.
 func TestFlakySimBaseline(t *testing.T) {
 	repeats, _ := strconv.Atoi(os.Getenv("PERFDAG_FLAKY_REPEATS"))
 	if repeats <= 0 {
-		t.Skip("set PERFDAG_FLAKY_REPEATS=N to run the flaky case N times (~30 s each)")
+		t.Skip("set PERFDAG_FLAKY_REPEATS=N to run the flaky case N times (about a minute each)")
 	}
 	work := t.TempDir()
 	for name, v := range map[string][2]string{"same.yaml": {"7", "1"}, "other.yaml": {"8", "1"}, "slow.yaml": {"8", "1.2"}} {
