@@ -120,8 +120,13 @@ type DiffRow struct {
 	Tolerance   float64  `json:"tolerance"`
 	Unit        string   `json:"unit"`      // "%" (relative), "pts" (absolute points), "count"
 	Direction   string   `json:"direction"` // lower_is_worse or higher_is_worse
-	Verdict     string   `json:"verdict"`   // GREEN, RED, NULL_LEGACY_BASELINE
+	Verdict     string   `json:"verdict"`   // GREEN, RED, NOTE (beyond the tolerance, within noise), NULL_LEGACY_BASELINE
 	Note        string   `json:"note,omitempty"`
+	// Change is the 95 % interval of current − baseline (the metric's own unit) from both
+	// sides' intervals; nil when either side has none and the row was judged on tolerance only.
+	Change *Interval `json:"change_interval,omitempty"`
+	// ChangePct is Change as percent of the baseline, for percent-tolerance metrics.
+	ChangePct *Interval `json:"change_interval_pct,omitempty"`
 }
 
 // BaselineDiff is the diff of a current run against a registered baseline.
@@ -136,6 +141,7 @@ type BaselineDiff struct {
 	Red            int       `json:"red"`
 	Green          int       `json:"green"`
 	Null           int       `json:"null_legacy_baseline"`
+	WithinNoise    int       `json:"within_noise,omitempty"` // NOTE rows: beyond the tolerance, not beyond the change's interval
 	Rows           []DiffRow `json:"rows"`
 	Notes          []string  `json:"notes,omitempty"`
 }

@@ -30,6 +30,9 @@ type ChampionArm struct {
 	TTFTAvgMs       *float64 `json:"ttft_avg_ms"`
 	OutputTokPerGPU *float64 `json:"output_tok_s_per_gpu"`
 	DeltaVsBaseline *float64 `json:"delta_vs_baseline_pct"` // (value − baseline) ÷ baseline × 100
+	// FocusInterval is the 95 % interval of FocusValue at the best point, so a reader sees whether
+	// the ranking is beyond noise; nil when the point carries none (docs/champion.md).
+	FocusInterval *Interval `json:"focus_interval,omitempty"`
 
 	SolRigor  string `json:"sol_rigor"`  // L1..L4
 	RigorNote string `json:"rigor_note"` // what the level rests on, in words
@@ -48,5 +51,10 @@ type Champion struct {
 	Arms           []ChampionArm `json:"arms"`     // baseline first, then the top-X arms by rank
 	ArmsConsidered int           `json:"arms_considered"`
 	Recommendation string        `json:"recommendation"`
-	Warnings       []string      `json:"warnings,omitempty"`
+	// Separated says whether the top two ranked arms' focus values differ beyond noise (the
+	// difference's 95 % interval excludes 0); null when unknown (an arm without an interval, or
+	// fewer than two ranked arms). SeparationNote says which, in words.
+	Separated      *bool    `json:"separated"`
+	SeparationNote string   `json:"separation_note,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 }

@@ -141,6 +141,10 @@ Rates are compared in absolute percentage points, never percent-of-percent. A ch
 the good direction is GREEN however large; equal to the tolerance is within it. A null on
 either side is a NULL_LEGACY_BASELINE row (unmeasured, never RED). A concurrency of the
 baseline that the current run did not measure is RED. The verdict is RED when any row is.
+When both points carry a 95 % interval of the metric, a row beyond its tolerance is RED only
+if its change's interval (CHANGE 95% CI) lies wholly beyond the tolerance too; otherwise it
+is NOTE, within noise, which never makes the verdict RED. Without intervals on both sides the
+tolerance alone decides and a RED row says "no interval: tolerance only" (docs/schedule.md).
 Override a tolerance with --tolerance METRIC=VALUE (kernel_class_gpu_pct=VALUE applies to
 every class). Campaigns of a different model or workload band are refused.
 

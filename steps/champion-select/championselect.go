@@ -52,6 +52,9 @@ type Result struct {
 	Arms        int     `json:"arms"`         // arms considered
 	Warnings    int     `json:"warnings"`
 	File        string  `json:"file"` // the decision's file
+	// Separated says whether the top two arms differ beyond their 95 % intervals: yes, no, or
+	// unknown (an arm without an interval, or fewer than two ranked arms), so a rule can gate on it.
+	Separated string `json:"separated"`
 }
 
 // cellTags is what champion-select reads of a cell beyond the atlas: its arm tagging.
@@ -170,7 +173,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, fmt.Errorf("step %s: %w", t.Step, err)
 	}
 	res := &Result{Champion: ch.Champion, Baseline: ch.Baseline, Delivery: ch.Delivery, FocusMetric: ch.FocusMetric,
-		Arms: ch.ArmsConsidered, Warnings: len(ch.Warnings), Rigor: schema.RigorL1}
+		Arms: ch.ArmsConsidered, Warnings: len(ch.Warnings), Rigor: schema.RigorL1, Separated: champion.SeparatedWord(ch.Separated)}
 	for _, a := range ch.Arms {
 		if a.Arm != ch.Champion || ch.Champion == "" {
 			continue

@@ -62,15 +62,15 @@ func TestChampionThroughEngine(t *testing.T) {
 		// TPOT SLO 50 ms: base c4 = 200, sgl c4 = 1.25 × 200 = 250, patch's c4 (TPOT 60)
 		// is out, so patch's best is c2 = 1.5 × 100 = 150. Champion sgl: (250 − 200) ÷ 200 = +25 %.
 		{"default SLO", "", championselect.Result{Champion: "sgl", Baseline: "base", Delivery: "release",
-			FocusMetric: "output_tok_s_per_gpu", FocusValue: 250, DeltaPct: 25, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
+			FocusMetric: "output_tok_s_per_gpu", FocusValue: 250, DeltaPct: 25, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion(), Separated: "unknown"}, run.OutRan},
 		// TPOT SLO 70 ms admits patch's c4 = 1.5 × 200 = 300: (300 − 200) ÷ 200 = +50 %, and
 		// the recommendation is evidence for infr-patch only.
 		{"looser SLO", ", with: {tpot_slo_ms: 70}", championselect.Result{Champion: "patch", Baseline: "base", Delivery: "infr-patch",
-			FocusMetric: "output_tok_s_per_gpu", FocusValue: 300, DeltaPct: 50, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
+			FocusMetric: "output_tok_s_per_gpu", FocusValue: 300, DeltaPct: 50, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion(), Separated: "unknown"}, run.OutRan},
 		// Ranking by request throughput (0.5·c req/s for every arm): all arms tie at 2 req/s
 		// and the tie goes to the arm name in order: base itself, delta 0.
 		{"other metric", ", with: {focus_metric: request_throughput, tpot_slo_ms: 70}", championselect.Result{Champion: "base", Baseline: "base", Delivery: "release",
-			FocusMetric: "request_throughput", FocusValue: 2, DeltaPct: 0, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion()}, run.OutRan},
+			FocusMetric: "request_throughput", FocusValue: 2, DeltaPct: 0, VsBaseline: true, Rigor: "L1", Arms: 3, File: campaigndir.Champion(), Separated: "unknown"}, run.OutRan},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

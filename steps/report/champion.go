@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/perfdag/perfdag/engine/plural"
+	"github.com/perfdag/perfdag/schema"
 
 	"github.com/johnfercher/maroto/v2/pkg/consts/align"
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
@@ -60,7 +61,7 @@ func championPage(d sink, v *view, _ *artwork) {
 			delta = fmt.Sprintf("%+.1f %%", *a.DeltaVsBaseline)
 		}
 		row := []tcell{plain(rank), {text: arm, bold: a.Arm == c.Champion}, plain(engine + ", " + a.Delivery), plain(best),
-			plain(fmt.Sprintf("%d of %d", a.PointsMeetSLO, a.Points)), plain(num(a.FocusValue)), plain(num(a.TPOTMs)), plain(num(a.TTFTAvgMs)), plain(num(a.OutputTokPerGPU)), plain(delta)}
+			plain(fmt.Sprintf("%d of %d", a.PointsMeetSLO, a.Points)), plain(focus(a)), plain(num(a.TPOTMs)), plain(num(a.TTFTAvgMs)), plain(num(a.OutputTokPerGPU)), plain(delta)}
 		if a.Arm == c.Champion {
 			for i := range row {
 				row[i].bg = &colorHeader
@@ -69,12 +70,31 @@ func championPage(d sink, v *view, _ *artwork) {
 		rows = append(rows, row)
 	}
 	d.table(cols, nil, rows)
+	if c.SeparationNote != "" {
+		d.space(1)
+		col := &colorMuted
+		if c.Separated != nil && !*c.Separated {
+			col = &colorWarn
+		}
+		d.para("Separation: "+c.SeparationNote+". Focus values show ± the half-width of their 95 % interval (docs/report.md).", 7.5, fontstyle.Normal, col)
+	}
 	d.space(2)
 	d.heading("Speed-of-light rigor per arm")
 	for _, a := range c.Arms {
 		d.para(fmt.Sprintf("%s: sol_rigor %s - %s", a.Arm, first(a.SolRigor, "?"), first(a.RigorNote, "no note")), bodySize, fontstyle.Normal, nil)
 	}
 	for _, w := range c.Warnings {
+		if w == c.SeparationNote {
+			continue // printed under the table
+		}
 		d.para("Warning: "+w, 7.5, fontstyle.Italic, &colorWarn)
 	}
+}
+
+// focus is an arm's focus value with ± its 95 % interval's half-width when it has one.
+func focus(a schema.ChampionArm) string {
+	if a.FocusValue == nil || a.FocusInterval == nil {
+		return num(a.FocusValue)
+	}
+	return num(a.FocusValue) + " ±" + num(schema.F(a.FocusInterval.HalfWidth()))
 }

@@ -171,7 +171,9 @@ func ParseTolerance(s string) (string, float64, error) {
 
 // Diff compares a current snapshot with a baseline: per concurrency and metric, delta, delta %
 // (relative metrics) and a verdict. A change in the good direction is GREEN however large; a
-// change in the regression direction is RED beyond the tolerance (equal is within). A null on
+// change in the regression direction is RED beyond the tolerance (equal is within) — and, when
+// both points carry a 95 % interval of the metric, only when the change's whole interval lies
+// beyond the tolerance; otherwise it is NOTE, within noise (judgeNoise). A null on
 // either side gives NULL_LEGACY_BASELINE, which never turns the verdict RED; a concurrency
 // the baseline has and the current run lacks is RED (the point did not run). The overall
 // verdict is RED when any row is RED. Snapshots of different workloads are refused.
@@ -187,6 +189,8 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 	if err != nil {
 		return nil, err
 	}
+	var cov intervalCoverage
+	var pending []noiseCheck
 	for _, c := range concs {
 		key := strconv.Itoa(c)
 		b, inBase := base.Metrics[key]
@@ -205,10 +209,20 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 			continue
 		}
 		for _, r := range rules[:pointRules] {
-			row := compare(r.Metric, pointValue(&b, r.Metric), pointValue(&p, r.Metric), tol)
+			bv, cv := pointValue(&b, r.Metric), pointValue(&p, r.Metric)
+			row := compare(r.Metric, bv, cv, tol)
+			if intervalMetric(r.Metric) && row.Verdict != NullLegacy {
+				bi, ci := usable(b.Intervals, r.Metric), usable(p.Intervals, r.Metric)
+				cov.add(bi, ci)
+				pending = append(pending, noiseCheck{row: len(d.Rows), b: *bv, c: *cv, bi: bi, ci: ci})
+			}
 			row.Concurrency = c
 			d.Rows = append(d.Rows, row)
 		}
+	}
+	judgeAll(d.Rows, pending)
+	if n := cov.note(); n != "" {
+		d.Notes = append(d.Notes, n)
 	}
 	bs, cs := base.ServerMetricsDelta, cur.ServerMetricsDelta
 	d.Rows = append(d.Rows,
@@ -227,6 +241,8 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 			d.Green++
 		case NullLegacy:
 			d.Null++
+		case WithinNoise:
+			d.WithinNoise++
 		}
 	}
 	return d, nil

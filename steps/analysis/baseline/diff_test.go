@@ -170,7 +170,9 @@ func TestDiffWholeDocument(t *testing.T) {
 	if d.Verdict != Red || d.Red != 9 {
 		t.Errorf("verdict %s with %d red rows, want RED with 9 (1 + 8 missing)", d.Verdict, d.Red)
 	}
-	if len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "concurrency 64 is new") {
+	// c1 and c16 compared × 7 metrics that can carry an interval; neither snapshot has any.
+	if len(d.Notes) != 2 || !strings.Contains(d.Notes[0], "concurrency 64 is new") ||
+		!strings.HasPrefix(d.Notes[1], "14 of 14 per-concurrency rows judged on tolerance only: no 95 % interval in the baseline for 14, in the current run for 14") {
 		t.Errorf("notes %q", d.Notes)
 	}
 	// c1, c16, c32 × 8 metrics = 24 rows, + prefix, KV usage, 2 kernel classes, spinpoll = 29.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -80,18 +81,22 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 	}
 	fmt.Fprintf(w, "baseline %s (%s, sha256 %s…)\ncurrent  %s (cell %s)\n\n", d.BaselineName, d.Baseline, sha, d.Current, d.CurrentCell)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT")
+	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT\tCHANGE 95% CI")
 	for _, r := range d.Rows {
 		c := Cells(r)
 		verdict := c.Verdict
 		if r.Note != "" {
 			verdict += " (" + r.Note + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Concurrency, c.Metric, c.Baseline, c.Current, c.Delta, c.DeltaPct, c.Tolerance, verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Concurrency, c.Metric, c.Baseline, c.Current, c.Delta, c.DeltaPct, c.Tolerance, verdict, c.ChangeCI)
 	}
 	tw.Flush()
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if d.WithinNoise > 0 {
+		fmt.Fprintf(w, "note: %s beyond the tolerance but within noise (NOTE, not RED): the change's 95%% interval reaches back inside the tolerance\n",
+			plural.Of(d.WithinNoise, "row is", "rows are"))
 	}
 	fmt.Fprintf(w, "\nverdict: %s (%d red, %d green, %d null)\n", d.Verdict, d.Red, d.Green, d.Null)
 }
@@ -99,13 +104,14 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 // RowCells is one diff row as the table prints it.
 type RowCells struct {
 	Concurrency, Metric, Baseline, Current, Delta, DeltaPct, Tolerance, Verdict string
+	ChangeCI                                                                    string // the change's 95 % interval, "-" without one
 }
 
 // Cells formats a diff row as WriteDiff prints it, for every view of the table (the CLI,
 // perfdag serve's comparison page) to show the same figures.
 func Cells(r schema.DiffRow) RowCells {
 	c := RowCells{Concurrency: "all", Metric: r.Metric, Baseline: num(r.Baseline), Current: num(r.Current),
-		Delta: "-", DeltaPct: "-", Tolerance: tolerance(r), Verdict: r.Verdict}
+		Delta: "-", DeltaPct: "-", Tolerance: tolerance(r), Verdict: r.Verdict, ChangeCI: changeCI(r)}
 	if r.Concurrency > 0 {
 		c.Concurrency = strconv.Itoa(r.Concurrency)
 	}
@@ -119,6 +125,17 @@ func Cells(r schema.DiffRow) RowCells {
 		}
 	}
 	return c
+}
+
+// changeCI prints the row's change interval in its tolerance's unit, "-" without one.
+func changeCI(r schema.DiffRow) string {
+	switch {
+	case r.ChangePct != nil:
+		return span(r.ChangePct.Lo, r.ChangePct.Hi, UnitPercent)
+	case r.Change != nil:
+		return span(r.Change.Lo, r.Change.Hi, r.Unit)
+	}
+	return "-"
 }
 
 func tolerance(r schema.DiffRow) string {

@@ -98,6 +98,7 @@ type HistoryLine struct {
 	Dir      string `json:"dir,omitempty"`
 	Baseline string `json:"baseline,omitempty"` // registry entry diffed against
 	Red      int    `json:"red_rows,omitempty"`
+	Noise    int    `json:"within_noise_rows,omitempty"` // beyond the tolerance, within the change's interval
 	Error    string `json:"error,omitempty"`
 	OnRed    string `json:"on_red,omitempty"`
 }
@@ -108,7 +109,7 @@ func AppendHistory(stateDir, dir string, now time.Time, v *schema.Verdict) error
 	line := HistoryLine{Time: now.UTC().Format(time.RFC3339), Campaign: v.Campaign, Slot: v.Slot,
 		Trigger: v.Trigger, Outcome: v.Outcome, Verdict: v.Verdict, Dir: dir, Error: v.Error, OnRed: v.OnRed}
 	if v.Diff != nil {
-		line.Baseline, line.Red = v.Diff.Baseline, v.Diff.Red
+		line.Baseline, line.Red, line.Noise = v.Diff.Baseline, v.Diff.Red, v.Diff.WithinNoise
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

@@ -71,14 +71,17 @@ func TestJudge(t *testing.T) {
 func TestVerdictFilesAndOnRed(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	v := &schema.Verdict{Schema: schema.SchemaVerdict, Campaign: "weekly", Slot: "2026-05-19T03:00:00Z", Outcome: schedule.Succeeded, Verdict: Red,
-		Diff: &schema.BaselineDiff{Baseline: "reg/inference/weekly/20260512T030000Z", Red: 3}}
+		Diff: &schema.BaselineDiff{Baseline: "reg/inference/weekly/20260512T030000Z", Red: 3, WithinNoise: 2,
+			Rows: []schema.DiffRow{{Metric: "ttft_p50_ms", Verdict: WithinNoise, Note: "within noise: ±5.00%",
+				ChangePct: &schema.Interval{Lo: 4, Hi: 14, Method: MethodQuadrature, N: 10}}}}}
 	path, err := WriteVerdict(dir, v)
 	must(t, err)
 	var back schema.Verdict
 	b, err := os.ReadFile(path)
 	must(t, err)
 	must(t, json.Unmarshal(b, &back))
-	if back.Verdict != Red || back.Diff.Red != 3 {
+	if back.Verdict != Red || back.Diff.Red != 3 || back.Diff.WithinNoise != 2 || back.Diff.Rows[0].ChangePct == nil ||
+		back.Diff.Rows[0].ChangePct.Hi != 14 || back.Diff.Rows[0].Note != "within noise: ±5.00%" {
 		t.Errorf("verdict.json read back %+v", back)
 	}
 
@@ -88,7 +91,8 @@ func TestVerdictFilesAndOnRed(t *testing.T) {
 	h, err := os.ReadFile(filepath.Join(state, HistoryFile))
 	must(t, err)
 	lines := strings.Split(strings.TrimSpace(string(h)), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"verdict":"RED"`) || !strings.Contains(lines[0], `"red_rows":3`) {
+	if len(lines) != 2 || !strings.Contains(lines[0], `"verdict":"RED"`) || !strings.Contains(lines[0], `"red_rows":3`) ||
+		!strings.Contains(lines[0], `"within_noise_rows":2`) {
 		t.Errorf("history:\n%s", h)
 	}
 

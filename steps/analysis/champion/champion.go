@@ -89,6 +89,7 @@ type bestPoint struct {
 	conc                                   int
 	value                                  float64
 	tpot, ttft, outPerGPU                  *float64
+	focusIv                                *schema.Interval
 	grounded, kernelProfile                bool
 }
 
@@ -142,7 +143,8 @@ func (s *Selector) Add(r *schema.AtlasRow) error {
 	a.best = &bestPoint{
 		cell: r.CellID, delivery: r.Delivery, engine: r.Engine, version: r.EngineVersion, rigor: r.SolRigor,
 		conc: r.Concurrency, value: *v, tpot: clone(r.ITLAvgMs), ttft: clone(r.TTFTAvgMs),
-		outPerGPU: clone(r.OutputTokPerSPerGPU), grounded: r.DCGMGrounded, kernelProfile: kp,
+		outPerGPU: clone(r.OutputTokPerSPerGPU), focusIv: FocusInterval(s.opt.FocusMetric, r),
+		grounded: r.DCGMGrounded, kernelProfile: kp,
 	}
 	return nil
 }

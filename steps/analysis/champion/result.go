@@ -86,6 +86,18 @@ func (s *Selector) Result() (schema.Champion, error) {
 		out.Champion, out.Delivery = arms[0].Arm, arms[0].Delivery
 	}
 	out.Recommendation = recommend(out, arms, base)
+	var second *schema.ChampionArm
+	if len(arms) > 1 {
+		second = &arms[1]
+	}
+	out.Separated, out.SeparationNote = separation(out.FocusMetric, &arms[0], second)
+	switch {
+	case out.Separated != nil && !*out.Separated:
+		out.Recommendation += " Caution: " + out.SeparationNote + "."
+		out.Warnings = append(out.Warnings, out.SeparationNote)
+	case out.Separated == nil && second != nil && second.FocusValue != nil:
+		out.Warnings = append(out.Warnings, out.SeparationNote) // two ranked arms, no interval to test them
+	}
 	if base != nil && out.Champion != "" && out.Champion != base.Arm && base.Delivery != out.Delivery {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("baseline %s was measured on another delivery (%s): the comparison crosses deliveries", base.Arm, orUnrecorded(base.Delivery)))
 	}
@@ -113,6 +125,7 @@ func summarize(a *armAcc) (schema.ChampionArm, []string) {
 	}
 	arm.FocusValue, arm.CellID, arm.Concurrency = &b.value, b.cell, b.conc
 	arm.TPOTMs, arm.TTFTAvgMs, arm.OutputTokPerGPU = b.tpot, b.ttft, b.outPerGPU
+	arm.FocusInterval = b.focusIv
 	arm.Delivery, arm.Engine, arm.EngineVersion = b.delivery, b.engine, b.version
 	arm.SolRigor = cmp.Or(b.rigor, schema.RigorL1)
 	if b.grounded && b.kernelProfile {
