@@ -214,7 +214,8 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 			if intervalMetric(r.Metric) && row.Verdict != NullLegacy {
 				bi, ci := usable(b.Intervals, r.Metric), usable(p.Intervals, r.Metric)
 				cov.add(bi, ci)
-				pending = append(pending, noiseCheck{row: len(d.Rows), b: *bv, c: *cv, bi: bi, ci: ci})
+				pending = append(pending, noiseCheck{row: len(d.Rows), b: *bv, c: *cv, bi: bi, ci: ci,
+					aware: len(b.Intervals) > 0 && len(p.Intervals) > 0})
 			}
 			row.Concurrency = c
 			d.Rows = append(d.Rows, row)

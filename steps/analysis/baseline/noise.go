@@ -14,7 +14,11 @@ const WithinNoise = "NOTE"
 // Notes a row carries when its interval decided, or could not decide, the verdict.
 const (
 	NoteNoInterval = "no interval: tolerance only"
-	noteZeroBase   = "baseline is 0: tolerance only"
+	// NoteTooFew marks a tolerance breach on a metric whose interval both points could carry
+	// but did not, for too few requests (a p95 under 2,000): noise cannot be ruled out, so it
+	// is a NOTE, never RED (docs/schedule.md).
+	NoteTooFew   = "too few requests for this metric's interval: cannot tell from noise"
+	noteZeroBase = "baseline is 0: tolerance only"
 )
 
 // MethodQuadrature names the change interval's construction: current − baseline ± the two
@@ -46,6 +50,9 @@ type noiseCheck struct {
 	row    int
 	b, c   float64
 	bi, ci *schema.Interval
+	// aware: both points carry intervals (of other metrics): a missing one here means too few
+	// requests for this metric, not a snapshot made before perfdag kept intervals.
+	aware bool
 }
 
 // judgeAll judges the pending rows of a diff together: the m rows with intervals on both sides
@@ -60,7 +67,7 @@ func judgeAll(rows []schema.DiffRow, pending []noiseCheck) {
 	}
 	scale := familyScale(m)
 	for _, p := range pending {
-		judgeNoise(&rows[p.row], p.b, p.c, p.bi, p.ci, scale, m)
+		judgeNoise(&rows[p.row], p.b, p.c, p.bi, p.ci, scale, m, p.aware)
 	}
 }
 
@@ -93,10 +100,15 @@ func changeInterval(b, c float64, bi, ci schema.Interval, scale float64, m int) 
 // the row keeps RED only when its whole change interval (widened by scale, judgeAll) lies
 // beyond the tolerance in the
 // regression direction; a RED whose interval reaches back inside becomes WithinNoise. Without
-// both intervals a RED says it rests on the tolerance alone.
-func judgeNoise(row *schema.DiffRow, b, c float64, bi, ci *schema.Interval, scale float64, m int) {
+// both intervals a RED says it rests on the tolerance alone — unless both points carry
+// intervals of other metrics (aware): then this metric had too few requests for one, the
+// breach cannot be told from noise, and it is WithinNoise too.
+func judgeNoise(row *schema.DiffRow, b, c float64, bi, ci *schema.Interval, scale float64, m int, aware bool) {
 	if bi == nil || ci == nil {
-		if row.Verdict == Red {
+		switch {
+		case row.Verdict == Red && aware:
+			row.Verdict, row.Note = WithinNoise, NoteTooFew
+		case row.Verdict == Red:
 			row.Note = NoteNoInterval
 		}
 		return

@@ -24,30 +24,35 @@ func TestJudgeNoise(t *testing.T) {
 		verdict string
 		note    string
 		lo, hi  float64 // change interval in the row's tolerance unit; NaN: none
+		aware   bool    // both points carry intervals of other metrics
 	}{
 		// 100 ±3 → 110 ±4: +10 ± 5 = [+5, +15] %: beyond 5 % by tolerance, but its low end is
 		// exactly at the tolerance (equal is within) → NOTE.
-		{"ttft at the edge", "ttft_p50_ms", 100, 110, iv(97, 103), iv(106, 114), WithinNoise, "within noise: ±5.00%", 5, 15},
+		{"ttft at the edge", "ttft_p50_ms", 100, 110, iv(97, 103), iv(106, 114), WithinNoise, "within noise: ±5.00%", 5, 15, false},
 		// 100 ±3 → 110.5 ±4: [+5.5, +15.5] % wholly beyond 5 % → RED.
-		{"ttft beyond", "ttft_p50_ms", 100, 110.5, iv(97, 103), iv(106.5, 114.5), Red, "beyond noise: change [+5.50, +15.50]%", 5.5, 15.5},
+		{"ttft beyond", "ttft_p50_ms", 100, 110.5, iv(97, 103), iv(106.5, 114.5), Red, "beyond noise: change [+5.50, +15.50]%", 5.5, 15.5, false},
 		// 100 → 80 is faster: GREEN, the interval is still recorded: −20 ± 5 → [−25, −15] %.
-		{"ttft better", "ttft_p50_ms", 100, 80, iv(97, 103), iv(76, 84), Green, "", -25, -15},
+		{"ttft better", "ttft_p50_ms", 100, 80, iv(97, 103), iv(76, 84), Green, "", -25, -15, false},
 		// 100 → 104 is within 5 %: GREEN, interval [−1, +9] %.
-		{"ttft within", "ttft_p50_ms", 100, 104, iv(97, 103), iv(100, 108), Green, "", -1, 9},
+		{"ttft within", "ttft_p50_ms", 100, 104, iv(97, 103), iv(100, 108), Green, "", -1, 9, false},
 		// throughput, lower is worse: 1000 ±10 → 900 ±10: −100 ± 14.142 → [−11.41, −8.59] %,
 		// wholly below −3 % → RED.
-		{"throughput beyond", "throughput_toks_per_s", 1000, 900, iv(990, 1010), iv(890, 910), Red, "beyond noise: change [-11.41, -8.59]%", -11.4142, -8.5858},
+		{"throughput beyond", "throughput_toks_per_s", 1000, 900, iv(990, 1010), iv(890, 910), Red, "beyond noise: change [-11.41, -8.59]%", -11.4142, -8.5858, false},
 		// 1000 ±40 → 950 ±30: −50 ± 50 → [−10, 0] %: the interval reaches 0 → NOTE.
-		{"throughput noisy", "throughput_toks_per_s", 1000, 950, iv(960, 1040), iv(920, 980), WithinNoise, "within noise: ±5.00%", -10, 0},
+		{"throughput noisy", "throughput_toks_per_s", 1000, 950, iv(960, 1040), iv(920, 980), WithinNoise, "within noise: ±5.00%", -10, 0, false},
 		// A legacy baseline: tolerance alone, and the row says so.
-		{"no baseline interval", "itl_p50_ms", 20, 22, nil, iv(21, 23), Red, NoteNoInterval, math.NaN(), math.NaN()},
-		{"no current interval, green", "itl_p50_ms", 20, 20.2, iv(19, 21), nil, Green, "", math.NaN(), math.NaN()},
+		{"no baseline interval", "itl_p50_ms", 20, 22, nil, iv(21, 23), Red, NoteNoInterval, math.NaN(), math.NaN(), false},
+		{"no current interval, green", "itl_p50_ms", 20, 20.2, iv(19, 21), nil, Green, "", math.NaN(), math.NaN(), false},
+		// Both points carry intervals, but not of this tail (too few requests for a p95): a
+		// breach cannot be told from noise → NOTE, not RED.
+		{"too few for the tail", "ttft_p95_ms", 100, 130, nil, nil, WithinNoise, NoteTooFew, math.NaN(), math.NaN(), true},
+		{"too few, within tolerance", "ttft_p95_ms", 100, 102, nil, nil, Green, "", math.NaN(), math.NaN(), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b, cur := c.b, c.c
 			row := compare(c.metric, &b, &cur, nil)
-			judgeNoise(&row, b, cur, c.bi, c.ci, 1, 1)
+			judgeNoise(&row, b, cur, c.bi, c.ci, 1, 1, c.aware)
 			if row.Verdict != c.verdict || row.Note != c.note {
 				t.Errorf("verdict %s note %q, want %s %q", row.Verdict, row.Note, c.verdict, c.note)
 			}
