@@ -27,6 +27,19 @@ type PerfBench struct {
 	// CPUSpinpollPct is percent of on-CPU samples in the engine's spin-poll IPC path; null when
 	// no profile was captured.
 	CPUSpinpollPct *float64 `json:"cpu_spinpoll_pct"`
+	// Search is set when the cell searched for its SLO knee (additive): a diff compares the
+	// knees, and a point only one search probed is not a point the other run missed.
+	Search *PerfBenchSearch `json:"search,omitempty"`
+}
+
+// PerfBenchSearch is a searched cell's answer and the points its search probed.
+type PerfBenchSearch struct {
+	SLO    string `json:"slo"`
+	From   int    `json:"from"`
+	To     int    `json:"to"`
+	Knee   int    `json:"knee"`                  // highest concurrency meeting the SLO, 0 when none
+	AtTop  bool   `json:"knee_at_top,omitempty"` // the upper bound met it: the knee may lie beyond
+	Probes []int  `json:"probes"`                // concurrencies probed, in order
 }
 
 // PerfBenchDeployment names what served the numbers. The first eight fields are the seed's;

@@ -58,6 +58,7 @@ var rules = [...]Rule{
 	{"prefix_cache_hit_rate_post", 2, UnitPoints, LowerIsWorse, "hit rate moves in absolute points"},
 	{"gpu_cache_usage_perc_peak", 5, UnitPoints, HigherIsWorse, "capacity ceiling proxy"},
 	{KernelClassPrefix, 3, UnitPoints, HigherIsWorse, "kernel-class share of GPU time drift"},
+	{KneeMetric, 10, UnitPercent, LowerIsWorse, "perfdag addition: a searched cell's knee, the highest concurrency meeting its SLO (RED also needs a drop of more than one step)"},
 	{"cpu_spinpoll_pct", 5, UnitPoints, HigherIsWorse, "busy-wait IPC regression"},
 }
 
@@ -199,6 +200,9 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		case !inBase:
 			d.Notes = append(d.Notes, fmt.Sprintf("concurrency %d is new (not in the baseline): not compared", c))
 			continue
+		case !inCur && probedOnlyByBase(base, cur, c):
+			d.Notes = append(d.Notes, fmt.Sprintf("concurrency %d was probed by the baseline's search only: not compared", c))
+			continue
 		case !inCur:
 			for _, r := range rules[:pointRules] {
 				row := compare(r.Metric, pointValue(&b, r.Metric), nil, tol)
@@ -231,6 +235,7 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		compare("gpu_cache_usage_perc_peak", bs.GPUCacheUsagePercPeak, cs.GPUCacheUsagePercPeak, tol))
 	d.Rows = append(d.Rows, kernelRows(base.KernelClassGPUPct, cur.KernelClassGPUPct, tol)...)
 	d.Rows = append(d.Rows, compare("cpu_spinpoll_pct", base.CPUSpinpollPct, cur.CPUSpinpollPct, tol))
+	kneeRow(d, base.Search, cur.Search, tol)
 
 	d.Verdict = Green
 	for _, r := range d.Rows {

@@ -126,6 +126,13 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 		if d.spec.Cells[i].ID == cellID {
 			wl = &d.spec.Cells[i].Workload
 			endpointName = d.spec.Cells[i].Endpoint
+			if d.spec.Cells[i].Search != nil {
+				search, err := d.search(cellID)
+				if err != nil {
+					return nil, err
+				}
+				doc.Search = search
+			}
 		}
 	}
 	if endpointName == "" && len(d.spec.Endpoints) == 1 {
@@ -318,4 +325,17 @@ func safeURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.Fragment, u.RawFragment = nil, "", "", ""
 	return u.String()
+}
+
+// search reads a searched cell's sweep_probes.json (as its sweep node recorded it).
+func (d *campaignData) search(cellID string) (*schema.PerfBenchSearch, error) {
+	var r schema.SweepResult
+	if err := d.files.JSON(campaigndir.Sweep(cellID), &r); err != nil {
+		return nil, fmt.Errorf("%s: cell %s searched, but its probes are unreadable: %w", d.dir, cellID, err)
+	}
+	s := &schema.PerfBenchSearch{SLO: r.SLO, From: r.From, To: r.To, Knee: r.Knee, AtTop: r.KneeAtTop}
+	for _, p := range r.Probes {
+		s.Probes = append(s.Probes, p.Concurrency)
+	}
+	return s, nil
 }
