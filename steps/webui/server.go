@@ -9,6 +9,7 @@ package webui
 import (
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -50,6 +51,9 @@ const cookieName = "perfdag_token"
 
 // New builds the server; Close releases its file watcher.
 func New(o Options) (*Server, error) {
+	if o.Service == nil {
+		return nil, errors.New("web UI: no campaign service to read campaigns with (Options.Service)")
+	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse page templates: %w", err)

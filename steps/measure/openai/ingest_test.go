@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -123,12 +124,18 @@ func BenchmarkIngestRatio(b *testing.B) {
 		window, all, windowCPU, cpu time.Duration
 	}
 	var progress func(loadgen.Progress) // set for the watched arm
+	// watchEvery is the watched arm's progress cadence: a run's (250 ms) by default;
+	// PERFDAG_WATCH_EVERY=1ns makes it an update per request, a stress far past any run.
+	watchEvery := 250 * time.Millisecond
+	if v, err := time.ParseDuration(os.Getenv("PERFDAG_WATCH_EVERY")); err == nil && v > 0 {
+		watchEvery = v
+	}
 	point := func(send loadgen.Send, n int, after func([]schema.RequestRecord)) run {
 		results = make([]openai.Result, n)
 		t0, cpu0 := time.Now(), cpuTime(b)
 		cfg := loadgen.Config{Requests: n, Concurrency: c}
 		if progress != nil {
-			cfg.Every = time.Nanosecond // every completed request: far chattier than a run's 250 ms
+			cfg.Every = watchEvery
 		}
 		recs, err := loadgen.Run(context.Background(), cfg, send, progress)
 		window, windowCPU := time.Since(t0), cpuTime(b)-cpu0
@@ -193,6 +200,11 @@ func BenchmarkIngestRatio(b *testing.B) {
 	msgs, updates := w.received()
 	b.ReportMetric(float64(msgs), "watcher-messages")
 	b.ReportMetric(float64(updates), "watcher-updates")
+	bm := w.browserMessages()
+	if bm == 0 {
+		b.Fatal("the Chromium page applied no live message: it watched nothing")
+	}
+	b.ReportMetric(bm, "browser-messages") // -1: no Chromium attached
 	b.ReportMetric(float64(cs.tokens)/cs.all.Seconds()/rawRate, "ratio-with-counts")
 	b.ReportMetric(float64(cs.cpu.Microseconds())/(float64(cs.tokens)/1000), "client-cpu-µs/1k-tokens")
 	b.ReportMetric(float64(cs.windowCPU.Microseconds())/(float64(cs.tokens)/1000), "client-window-cpu-µs/1k-tokens")

@@ -133,6 +133,7 @@
     }
     var es = new EventSource(line.dataset.live);
     es.onmessage = function (ev) {
+      window.perfdagLiveMessages = (window.perfdagLiveMessages || 0) + 1; // make bench reads it
       var us = JSON.parse(ev.data);
       us.forEach(apply);
       if (us.some(function (u) { return u.type === "node_end" || u.type === "node_start" || u.type === "node_reused" || u.type === "node_skipped"; })) counts();
