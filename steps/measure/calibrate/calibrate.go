@@ -76,7 +76,7 @@ func Targets(c *schema.Campaign) (targets []Target, skipped []int) {
 		if b, err := workload.Resolve(cell.Workload); err == nil {
 			in, shape = b.InputTokens, b.Shape
 		}
-		for _, conc := range cell.Concurrencies {
+		for _, conc := range cellConcurrencies(cell) {
 			if conc > MaxConcurrency {
 				if !slices.Contains(skipped, conc) {
 					skipped = append(skipped, conc)
@@ -92,6 +92,23 @@ func Targets(c *schema.Campaign) (targets []Target, skipped []int) {
 	slices.SortFunc(targets, func(a, b Target) int { return a.Concurrency - b.Concurrency })
 	slices.Sort(skipped)
 	return targets, skipped
+}
+
+// cellConcurrencies are the concurrencies a cell may measure: its list, or for a searched cell
+// (whose probes are decided at run time) the search's bounds and the powers of two between
+// them, so the cover's nearest calibrated concurrency is never far from a probe.
+func cellConcurrencies(cell schema.Cell) []int {
+	s := cell.Search
+	if s == nil || s.From < 1 || s.To < s.From {
+		return cell.Concurrencies
+	}
+	out := append(slices.Clone(cell.Concurrencies), s.From)
+	for c := 1; c < s.To; c *= 2 {
+		if c > s.From {
+			out = append(out, c)
+		}
+	}
+	return append(out, s.To)
 }
 
 // DefaultRequests is how many TTFT requests a target sends unless told: 4 × its concurrency,

@@ -157,3 +157,19 @@ func TestRunAgainstTheSimulator(t *testing.T) {
 		}
 	}
 }
+
+// A searched cell's probes are decided at run time: its bounds and the powers of two between
+// them are calibrated.
+func TestTargetsOfASearchedCell(t *testing.T) {
+	c := &schema.Campaign{Cells: []schema.Cell{
+		{ID: "knee", Workload: schema.Workload{Shape: "aa-1k"}, Search: &schema.Search{SLO: "itl_avg_ms <= 50", From: 3, To: 40}},
+	}}
+	got, _ := Targets(c)
+	var concs []int
+	for _, g := range got {
+		concs = append(concs, g.Concurrency)
+	}
+	if want := []int{3, 4, 8, 16, 32, 40}; !slices.Equal(concs, want) {
+		t.Errorf("targets %v, want %v", concs, want)
+	}
+}
