@@ -87,10 +87,7 @@ func consistent(xs []float64, q float64, den []float64, inflight float64) (schem
 func quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	rank := q * float64(len(s)-1)
-	lo := int(math.Floor(rank))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(rank-float64(lo))
+	return interval.SortedQuantile(s, q)
 }
 
 func sum(xs []float64) float64 {

@@ -166,9 +166,9 @@ func (b Batching) Quantiles(xs []float64, qs ...float64) []schema.Interval {
 		}
 		bq := make([]float64, k)
 		for j, sb := range batches[k] {
-			bq[j] = quantile(sb, q)
+			bq[j] = SortedQuantile(sb, q)
 		}
-		if iv, ok := around(quantile(all, q), bq, MethodSectioning); ok {
+		if iv, ok := around(SortedQuantile(all, q), bq, MethodSectioning); ok {
 			out[i] = iv
 		}
 	}
@@ -225,9 +225,10 @@ func sorted(xs []float64) []float64 {
 	return s
 }
 
-// quantile is the q-quantile of sorted values s with linear interpolation between closest
-// ranks (rank q·(n−1), numpy's default and stats.Percentile's).
-func quantile(s []float64, q float64) float64 {
+// SortedQuantile is the q-quantile (0 < q < 1) of sorted values s with linear interpolation
+// between closest ranks (rank q·(n−1), numpy's default and stats.Percentile's), the estimate
+// every interval of a quantile is centred on.
+func SortedQuantile(s []float64, q float64) float64 {
 	rank := q * float64(len(s)-1)
 	lo := int(math.Floor(rank))
 	hi := min(lo+1, len(s)-1)
