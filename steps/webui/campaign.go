@@ -37,6 +37,21 @@ func (p pointRef) URL(id string) string {
 }
 
 // view reads a campaign through the campaign service: status, recorded outputs, points.
+// openView opens the request's campaign and reads its view, answering the request itself
+// (not found, or the read's error) when it cannot.
+func (s *Server) openView(w http.ResponseWriter, r *http.Request) (entry, *view, bool) {
+	e, ok := s.open(w, r)
+	if !ok {
+		return e, nil, false
+	}
+	v, err := s.view(e)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return e, nil, false
+	}
+	return e, v, true
+}
+
 func (s *Server) view(e entry) (*view, error) {
 	st, err := s.opts.Service.Status(e.Dir)
 	if err != nil {
@@ -105,13 +120,8 @@ func (v *view) outputs() []link {
 
 // campaign is a campaign's page: its node table (live), its points, its outputs.
 func (s *Server) campaign(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.open(w, r)
+	e, v, ok := s.openView(w, r)
 	if !ok {
-		return
-	}
-	v, err := s.view(e)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	var points []pointRow

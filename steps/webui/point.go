@@ -22,13 +22,8 @@ const maxSpans = 2000
 // point is one point's page: point.json's numbers, the TTFT and ITL distributions of its
 // requests with point.json's percentiles marked, and the request timeline.
 func (s *Server) point(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.open(w, r)
+	e, v, ok := s.openView(w, r)
 	if !ok {
-		return
-	}
-	v, err := s.view(e)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	cell, conc := r.PathValue("cell"), r.PathValue("conc")

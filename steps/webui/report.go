@@ -23,13 +23,8 @@ var reportCSP = func() string {
 // with interactive charts, built from the recorded results of a finished campaign (refused,
 // naming why, while its results are stale or it has not been aggregated).
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.open(w, r)
+	e, v, ok := s.openView(w, r)
 	if !ok {
-		return
-	}
-	v, err := s.view(e)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	f, err := v.Inspection.Finished()
