@@ -30,4 +30,8 @@ type FanoutSpec struct {
 	Start func(t *Task) (Fanout, error)
 	// Bound is the most groups a node for the cell can make, for plan and dry runs.
 	Bound func(cell *schema.Cell) int
+	// Decides clears, on a copy of a cell, the fields only the fan-out decides with (an SLO, a
+	// stopping rule): no other node's fingerprint holds them, so editing them re-uses every
+	// point already measured. Nil means none.
+	Decides func(cell *schema.Cell)
 }

@@ -167,6 +167,19 @@ type Registry struct {
 	Expands func(cell *schema.Cell) bool
 }
 
+// ClearFanoutFields clears, on a copy of a cell, what the registry's fan-out kinds decide with
+// (FanoutSpec.Decides), for fingerprints of the nodes that do not decide.
+func (r *Registry) ClearFanoutFields(cell *schema.Cell) {
+	if r == nil {
+		return
+	}
+	for _, k := range r.kinds {
+		if k.Fanout != nil && k.Fanout.Decides != nil {
+			k.Fanout.Decides(cell)
+		}
+	}
+}
+
 // ExpandsCell reports whether the cell's points are decided at run time.
 func (r *Registry) ExpandsCell(cell *schema.Cell) bool {
 	return r != nil && r.Expands != nil && cell != nil && r.Expands(cell)

@@ -58,7 +58,8 @@ func (r *Runner) defaultInputs(t *engine.Task) (any, error) {
 	cellJSON, ok := r.cells[t.Cell]
 	if !ok { // every node of a cell shares this encoding
 		cell := *t.Cell
-		cell.Concurrencies, cell.Search, cell.StopWhen = nil, nil, "" // what a fan-out decides is not what a node depends on
+		cell.Concurrencies = nil
+		r.opts.Registry.ClearFanoutFields(&cell) // what a fan-out decides with is not what a node depends on
 		var err error
 		if cellJSON, err = fingerprint.Canonical(cell); err != nil {
 			return nil, err

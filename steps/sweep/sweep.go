@@ -28,7 +28,7 @@ var Kind = engine.Kind{
 	Result:        Result{},
 	Inputs:        inputs,
 	Check:         check,
-	Fanout:        &engine.FanoutSpec{Start: start, Bound: Bound},
+	Fanout:        &engine.FanoutSpec{Start: start, Bound: Bound, Decides: decides},
 	Run:           run,
 }
 
@@ -54,6 +54,10 @@ func Bound(cell *schema.Cell) int {
 	}
 	return len(cell.Concurrencies)
 }
+
+// decides clears the cell fields only the sweep decides with: editing an SLO or a stopping rule
+// changes no point's fingerprint.
+func decides(cell *schema.Cell) { cell.Search, cell.StopWhen = nil, "" }
 
 // inputs are what the sweep's answer depends on beyond its points' results.
 func inputs(t *engine.Task) any {
