@@ -67,27 +67,9 @@ func betaCF(a, b, x float64) float64 {
 	for m := 1; m <= 1000; m++ {
 		fm := float64(m)
 		m2 := 2 * fm
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		d, c = lentz(fm*(b-fm)*x/((qam+m2)*(a+m2)), d, c)
 		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		d, c = lentz(-(a+fm)*(qab+fm)*x/((a+m2)*(qap+m2)), d, c)
 		del := d * c
 		h *= del
 		if math.Abs(del-1) < eps {
@@ -95,4 +77,19 @@ func betaCF(a, b, x float64) float64 {
 		}
 	}
 	return h
+}
+
+// lentz is one step of the modified Lentz method for a continued fraction term aa: the new
+// reciprocal d and ratio c, kept away from zero.
+func lentz(aa, d, c float64) (float64, float64) {
+	const tiny = 1e-300
+	d = 1 + aa*d
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	c = 1 + aa/c
+	if math.Abs(c) < tiny {
+		c = tiny
+	}
+	return 1 / d, c
 }

@@ -34,7 +34,7 @@ func NiceRange(dmin, dmax float64) (lo, hi, step float64) {
 			dmin, dmax = 0, want
 		}
 	}
-	step = niceStep((dmax - dmin) / 4)
+	step = NiceStep((dmax - dmin) / 4)
 	lo = math.Floor(dmin/step) * step
 	hi = math.Ceil(dmax/step) * step
 	if hi <= lo {
@@ -43,8 +43,9 @@ func NiceRange(dmin, dmax float64) (lo, hi, step float64) {
 	return lo, hi, step
 }
 
-// niceStep rounds a raw step up to 1, 2, 2.5 or 5 × a power of ten.
-func niceStep(raw float64) float64 {
+// NiceStep rounds a raw step up to 1, 2, 2.5 or 5 × a power of ten, so both renderers' axes
+// (PNG here, SVG in svgchart) tick at the same round values.
+func NiceStep(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
 		return 1
 	}

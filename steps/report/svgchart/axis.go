@@ -1,6 +1,8 @@
 package svgchart
 
 import (
+	"github.com/perfdag/perfdag/steps/report/charts"
+
 	"math"
 	"slices"
 	"strconv"
@@ -93,7 +95,7 @@ func ticks(a Axis, lo, hi float64) []float64 {
 		}
 		return out
 	}
-	step := niceStep((hi - lo) / 5)
+	step := charts.NiceStep((hi - lo) / 5)
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
 		if math.Abs(v) < step*1e-9 {
 			v = 0
@@ -101,20 +103,6 @@ func ticks(a Axis, lo, hi float64) []float64 {
 		out = append(out, v)
 	}
 	return out
-}
-
-// niceStep rounds a raw step up to 1, 2, 2.5 or 5 × a power of ten.
-func niceStep(raw float64) float64 {
-	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= raw*(1-1e-12) {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 // Short formats a tick label compactly: 1.5k, 2M, 0.25 (the tooltip carries the exact value).
