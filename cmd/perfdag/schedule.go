@@ -20,6 +20,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/baseline"
+	"github.com/perfdag/perfdag/steps/exec"
 )
 
 type scheduleFlags struct {
@@ -263,7 +264,7 @@ type verdictHook struct {
 
 func newVerdictHook(a *app, camps []*baseline.Scheduled, f *scheduleFlags) *verdictHook {
 	h := &verdictHook{a: a, f: f}
-	h.Hook = baseline.NewHook(camps, baseline.HookOptions{Registry: f.registry, StateDir: f.state, Open: a.open,
+	h.Hook = baseline.NewHook(camps, baseline.HookOptions{Registry: f.registry, StateDir: f.state, Open: a.open, Exec: exec.RunSpec,
 		Warn:   func(campaign string, err error) { fmt.Fprintf(a.stderr, "%s: %v\n", campaign, err) },
 		Report: h.report})
 	return h

@@ -49,6 +49,15 @@ type Params struct {
 	Always  bool              `yaml:"always,omitempty" json:"always,omitempty" doc:"run even when a fail gate stands on a step it reads (notifications, cleanup); default false: a fail gate blocks it"`
 }
 
+// RunSpec runs a command spec outside the DAG as a node named node of campaign c would run
+// (the schedule's on_red): always, with its log under dir/logs and dir relative to baseDir.
+func RunSpec(ctx context.Context, spec schema.ExecSpec, c *schema.Campaign, node, baseDir, dir string) error {
+	p := &Params{Command: spec.Command, Env: spec.Env, Dir: spec.Dir, Timeout: spec.Timeout, Always: true}
+	t := &engine.Task{Node: node, Step: node, Campaign: c, Params: p, Dir: dir, BaseDir: baseDir, Log: io.Discard, Progress: func(string) {}}
+	_, err := run(ctx, t)
+	return err
+}
+
 func check(_ *schema.Campaign, step *schema.PipelineStep, params any) []error {
 	p, _ := params.(*Params)
 	if p == nil || len(p.Command) == 0 {

@@ -75,6 +75,8 @@ type HookOptions struct {
 	// Report hears of each verdict once recorded, one at a time, in history order; dir is the
 	// run's campaign directory ("" when it has none).
 	Report func(v *schema.Verdict, dir string)
+	// Exec runs on_red's command (exec.RunSpec, the exec step kind's way).
+	Exec RunSpec
 }
 
 // Hook is the schedule.Hook of scheduled campaigns: it judges every finished run against its
@@ -112,7 +114,7 @@ func (h *Hook) AfterRun(ctx context.Context, r schedule.Run) {
 			where = h.o.StateDir
 		}
 		v.OnRed = "ran ok"
-		if err := RunOnRed(ctx, *c.Job.Schedule.OnRed, c.Spec, c.BaseDir, where, v); err != nil {
+		if err := RunOnRed(ctx, h.o.Exec, *c.Job.Schedule.OnRed, c.Spec, c.BaseDir, where, v); err != nil {
 			v.OnRed = err.Error()
 			h.warn(r.Campaign, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/exec"
 )
 
 // TestNewScheduled: a file without a schedule: block is not scheduled; a bad tolerance is
@@ -120,7 +121,7 @@ func TestHook(t *testing.T) {
 				warns    []string
 				reported []string
 			)
-			h := NewHook([]*Scheduled{s}, HookOptions{Registry: reg, StateDir: state,
+			h := NewHook([]*Scheduled{s}, HookOptions{Registry: reg, StateDir: state, Exec: exec.RunSpec,
 				Open: func(d string) (campaigndir.Finished, error) { return finished(t, d), nil },
 				Warn: func(c string, err error) { mu.Lock(); warns = append(warns, c+": "+err.Error()); mu.Unlock() },
 				Report: func(v *schema.Verdict, d string) {

@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
-	"github.com/perfdag/perfdag/steps/exec"
 )
 
 // Verdicts of a scheduled run beyond GREEN and RED.
@@ -135,12 +132,19 @@ func AppendHistory(stateDir, dir string, now time.Time, v *schema.Verdict) error
 // cannot hold the campaign's next run forever.
 const DefaultOnRedTimeout = 5 * time.Minute
 
-// RunOnRed runs the schedule's on_red command through the exec step kind (argv, env, dir
-// relative to the campaign file, timeout; its log under <dir>/logs/on-red.log) with
-// PERFDAG_VERDICT, PERFDAG_CAMPAIGN_DIR and PERFDAG_VERDICT_FILE added to its environment.
-func RunOnRed(ctx context.Context, spec schema.ExecSpec, c *schema.Campaign, baseDir, dir string, v *schema.Verdict) error {
+// RunSpec runs a command spec as the exec step kind runs a node (exec.RunSpec): the caller
+// wires it in, so analysis imports no step kind.
+type RunSpec func(ctx context.Context, spec schema.ExecSpec, c *schema.Campaign, node, baseDir, dir string) error
+
+// RunOnRed runs the schedule's on_red command through run (argv, env, dir relative to the
+// campaign file, timeout; its log under <dir>/logs/on-red.log) with PERFDAG_VERDICT,
+// PERFDAG_CAMPAIGN_DIR and PERFDAG_VERDICT_FILE added to its environment.
+func RunOnRed(ctx context.Context, run RunSpec, spec schema.ExecSpec, c *schema.Campaign, baseDir, dir string, v *schema.Verdict) error {
 	if len(spec.Command) == 0 {
 		return errors.New("schedule.on_red has no command")
+	}
+	if run == nil {
+		return errors.New("on_red: no command runner is wired in (HookOptions.Exec)")
 	}
 	spec.Env = maps.Clone(spec.Env)
 	if spec.Env == nil {
@@ -155,9 +159,7 @@ func RunOnRed(ctx context.Context, spec schema.ExecSpec, c *schema.Campaign, bas
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("on_red: %w", err)
 	}
-	params := &exec.Params{Command: spec.Command, Env: spec.Env, Dir: spec.Dir, Timeout: spec.Timeout, Always: true}
-	task := &engine.Task{Node: "on-red", Step: "on-red", Campaign: c, Params: params, Dir: dir, BaseDir: baseDir, Log: io.Discard, Progress: func(string) {}}
-	if _, err := exec.Kind.Run(ctx, task); err != nil {
+	if err := run(ctx, spec, c, "on-red", baseDir, dir); err != nil {
 		return fmt.Errorf("on_red: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/engine/schedule"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/exec"
 )
 
 func TestJudge(t *testing.T) {
@@ -100,7 +101,7 @@ func TestVerdictFilesAndOnRed(t *testing.T) {
 	spec := schema.ExecSpec{Command: []string{"sh", "-c", `echo "$PERFDAG_VERDICT|$PERFDAG_CAMPAIGN_DIR|$PERFDAG_VERDICT_FILE|$PERFDAG_CAMPAIGN|$TEAM" > notified.txt`},
 		Env: map[string]string{"TEAM": "perf"}}
 	c := &schema.Campaign{Campaign: "weekly"}
-	must(t, RunOnRed(context.Background(), spec, c, t.TempDir(), dir, v))
+	must(t, RunOnRed(context.Background(), exec.RunSpec, spec, c, t.TempDir(), dir, v))
 	got, err := os.ReadFile(filepath.Join(dir, "notified.txt"))
 	must(t, err)
 	want := "RED|" + dir + "|" + campaigndir.Abs(dir, campaigndir.Verdict()) + "|weekly|perf\n"
@@ -111,11 +112,11 @@ func TestVerdictFilesAndOnRed(t *testing.T) {
 		t.Error("RunOnRed changed the caller's env map")
 	}
 	failing := schema.ExecSpec{Command: []string{"sh", "-c", "exit 4"}}
-	if err := RunOnRed(context.Background(), failing, c, t.TempDir(), dir, v); err == nil || !strings.Contains(err.Error(), "exited with status 4") {
+	if err := RunOnRed(context.Background(), exec.RunSpec, failing, c, t.TempDir(), dir, v); err == nil || !strings.Contains(err.Error(), "exited with status 4") {
 		t.Errorf("failing on_red: %v", err)
 	}
 	slow := schema.ExecSpec{Command: []string{"sleep", "5"}, Timeout: schema.Duration{Duration: 100 * time.Millisecond}}
-	if err := RunOnRed(context.Background(), slow, c, t.TempDir(), dir, v); err == nil || !strings.Contains(err.Error(), "timed out") {
+	if err := RunOnRed(context.Background(), exec.RunSpec, slow, c, t.TempDir(), dir, v); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("slow on_red: %v", err)
 	}
 }
