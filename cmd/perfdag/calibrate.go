@@ -18,7 +18,7 @@ import (
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
-	"github.com/perfdag/perfdag/steps/measure/calibrate"
+	"github.com/perfdag/perfdag/steps/calibrate"
 )
 
 func (a *app) calibrateCmd() *cobra.Command {

@@ -14,9 +14,9 @@ import (
 	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
 	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 	"github.com/perfdag/perfdag/steps/testkit/fixture"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // publishCLI runs `perfdag publish ARGS` and returns its exit code and output.

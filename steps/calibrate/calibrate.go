@@ -2,7 +2,8 @@
 // TTFT, and how many tokens per second it can take — by running the real client path
 // (session, loadgen, openai, over loopback HTTP) against a zero-delay simulator whose record
 // of what it served is the truth. The simulator is a test double: nothing here is read by a
-// measurement of a real server.
+// measurement of a real server. It stands above measure/ and sim/ (it uses both), so it is
+// not in measure/, which the simulator itself imports.
 package calibrate
 
 import (

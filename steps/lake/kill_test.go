@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // Environment of the child process the kill test re-executes this test binary as.

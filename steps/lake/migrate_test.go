@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // execSQLite runs statements on a SQLite lake behind perfdag's back.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // TestPostgres runs the lake against a real PostgreSQL server the test starts on loopback

@@ -12,7 +12,7 @@ import (
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 func openLake(t testing.TB, url string) *lake.Lake {

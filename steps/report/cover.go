@@ -12,7 +12,7 @@ import (
 	"github.com/johnfercher/maroto/v2/pkg/props"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/catalog"
+	"github.com/perfdag/perfdag/steps/catalog"
 )
 
 // coverPage draws the title, the coverage line, the caveats, the source under test and the

@@ -18,8 +18,8 @@ import (
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
-	"github.com/perfdag/perfdag/steps/analysis/catalog"
 	"github.com/perfdag/perfdag/steps/analysis/roofline"
+	"github.com/perfdag/perfdag/steps/catalog"
 )
 
 // Kind is the roofline-import step kind.

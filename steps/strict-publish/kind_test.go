@@ -14,8 +14,8 @@ import (
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
 	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // TestCheck: problems of the publish: block are reported at validate time, at their key.

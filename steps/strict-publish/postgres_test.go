@@ -13,8 +13,8 @@ import (
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
 	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // TestPostgresLakeKeepsThePasswordOut publishes through the engine into a real PostgreSQL

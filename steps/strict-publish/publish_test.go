@@ -17,10 +17,10 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/lake"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
 	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 	"github.com/perfdag/perfdag/steps/testkit/campaigntest"
 	"github.com/perfdag/perfdag/steps/testkit/fixture"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 func registry(t testing.TB) *engine.Registry {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/catalog"
+	"github.com/perfdag/perfdag/steps/catalog"
 )
 
 // BytesPerWeight is b_w for a quantization name. Block-scaled FP4 formats include their scales:

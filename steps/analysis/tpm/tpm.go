@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/catalog"
+	"github.com/perfdag/perfdag/steps/catalog"
 )
 
 // Defaults used when a campaign has no tpm: block (seed 001).

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/analysis/catalog"
+	"github.com/perfdag/perfdag/steps/catalog"
 )
 
 // Workload modes, as written in schema.Workload.Mode.

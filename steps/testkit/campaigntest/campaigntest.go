@@ -1,6 +1,6 @@
 // Package campaigntest writes finished campaign directories (atlas.jsonl, tpm_summary.json,
 // a roofline sweep, champion.json, the frozen config and run.json) for publish tests, from
-// the deterministic campaigns of steps/lake/laketest.
+// the deterministic campaigns of steps/testkit/laketest.
 package campaigntest
 
 import (
@@ -23,9 +23,9 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
-	"github.com/perfdag/perfdag/steps/lake/laketest"
 	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 	"github.com/perfdag/perfdag/steps/testkit/fixture"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
 )
 
 // Campaign is a campaign directory to write.

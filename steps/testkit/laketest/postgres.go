@@ -1,6 +1,6 @@
-// Package laketest gives lake tests a real PostgreSQL server and deterministic campaigns to
-// publish. The server comes from Debian's postgresql package: the test starts its own on
-// loopback and removes it afterwards; without the binaries the test skips (fails in CI).
+// Package laketest gives lake and publish tests a real PostgreSQL server and deterministic
+// campaigns to publish. The server comes from Debian's postgresql package: the test starts its
+// own on loopback and removes it afterwards; without the binaries the test skips (fails in CI).
 package laketest
 
 import (
