@@ -8,10 +8,7 @@ package importkind
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -79,38 +76,15 @@ func abs(t *engine.Task, p string) string {
 }
 
 // inputs is the cell's identity, the import block and a digest of the point's file(s): an
-// edited file re-runs its own point only.
+// edited file re-runs its own points only. The run's points share each file's digest.
 func inputs(t *engine.Task) any {
 	c := t.Cell
 	var imp any
 	if c.Import != nil {
 		imp = map[string]any{"format": c.Import.Format, "source_version": c.Import.SourceVersion}
 	}
-	return map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": digest(abs(t, Path(c, t.Concurrency))),
+	return map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": filesOf(t).Digest(abs(t, Path(c, t.Concurrency))),
 		"identity": c.Identity, "workload": c.Workload, "concurrency": t.Concurrency, "endpoint": c.Endpoint}
-}
-
-// digest hashes a file, or the files of a directory (AIPerf), in name order.
-func digest(path string) string {
-	h := sha256.New()
-	st, err := os.Stat(path)
-	if err != nil {
-		return "missing"
-	}
-	files := []string{path}
-	if st.IsDir() {
-		files = []string{filepath.Join(path, benchfile.AIPerfAggregate), filepath.Join(path, benchfile.AIPerfRecords)}
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintf(h, "%s:missing\n", filepath.Base(f))
-			continue
-		}
-		fmt.Fprintf(h, "%s:%d\n", filepath.Base(f), len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {

@@ -1,7 +1,11 @@
 package importkind
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,8 +60,9 @@ func TestRunLine(t *testing.T) {
 }
 
 // The import points of one run read a file of several runs through the run's reader: the
-// second point does not read the file again. Shown by changing the file behind the reader's
-// back without changing its size or time: a point reading it anew would see the change.
+// second point does not index the file again, it reads its own run only. Shown by changing
+// the first run behind the reader's back without changing the file's size or time: a point
+// reading the file anew would see the change.
 func TestPointsShareTheRunsRead(t *testing.T) {
 	src, err := os.ReadFile("../measure/benchfile/testdata/sglang-details.jsonl")
 	if err != nil {
@@ -75,7 +80,8 @@ func TestPointsShareTheRunsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(file, []byte(strings.Repeat("x", len(src))), 0o644); err != nil {
+	first := bytes.IndexByte(src, '\n')
+	if err := os.WriteFile(file, append([]byte(strings.Repeat("x", first)), src[first:]...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chtimes(file, st.ModTime(), st.ModTime()); err != nil {
@@ -86,5 +92,44 @@ func TestPointsShareTheRunsRead(t *testing.T) {
 	}
 	if _, err := run(context.Background(), task(t, file, 2, nil)); err == nil {
 		t.Error("a point without the run's reader read the file's old content")
+	}
+}
+
+// The import points of one run share the digest of their file (a fingerprint input): a file
+// of a thousand runs is hashed once, not once a point. Shown as above: after the file changes
+// behind the reader's back (same size and time), the second point's digest is the first's,
+// a point without the run's reader sees the change. The digest is the one fingerprints held
+// before it was shared: sha256 of "name:size\n" and the bytes.
+func TestPointsShareTheDigest(t *testing.T) {
+	src, err := os.ReadFile("../measure/benchfile/testdata/sglang-details.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	content := func(tk *engine.Task) string { return inputs(tk).(map[string]any)["content"].(string) }
+	env := &runEnv{files: benchfile.NewFiles()}
+	first := content(task(t, file, 1, env))
+	sum := sha256.Sum256(append([]byte(fmt.Sprintf("runs.jsonl:%d\n", len(src))), src...))
+	if first != hex.EncodeToString(sum[:]) {
+		t.Errorf("digest %s, want sha256 of \"runs.jsonl:%d\\n\" and the file: %x", first, len(src), sum)
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, bytes.Repeat([]byte("x"), len(src)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(file, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(task(t, file, 2, env)); got != first {
+		t.Errorf("the second point hashed the file again: %s, want %s", got, first)
+	}
+	if got := content(task(t, file, 2, nil)); got == first {
+		t.Error("a point without the run's reader did not see the file's new content")
 	}
 }

@@ -141,6 +141,15 @@ func (r *Result) At(field, msg string) *Error {
 	return &Error{File: r.File, Line: max(r.line, 1) + lineOfKey(r.data, 1, lastKey(field)) - 1, Field: field, Msg: msg}
 }
 
+// Slim is r without its per-request records and the run's text, for a caller keeping the
+// results of many runs: an import of a file of ten thousand runs keeps each run's point, not
+// its requests. Its problems (At) are placed at the run's first line.
+func (r *Result) Slim() *Result {
+	s := *r
+	s.Records, s.data = nil, nil
+	return &s
+}
+
 // ConcurrencyField names the field the file states its concurrency in.
 func (r *Result) ConcurrencyField() string { return r.concurrencyField }
 

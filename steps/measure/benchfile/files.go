@@ -1,27 +1,36 @@
 package benchfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/perfdag/perfdag/engine/bounded"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
 
-// Files reads benchmark outputs for one caller, each vLLM/SGLang file once: importcell
+// Files reads benchmark outputs for one caller, each vLLM/SGLang file indexed once: importcell
 // builds a cell of one point per run of a multi-run file (an SGLang JSONL, a vLLM
 // --append-result file) and checks it again, and a campaign run's import points share one
-// (the run's environment holds it), so every run of a file comes from one read and split of
-// it instead of one per run. A file changed on disk since (size or modification time) is
-// read again. Safe for concurrent use; it keeps what it read until it is dropped.
+// (the run's environment holds it), so every run of a file comes from one pass over it
+// instead of one per run, and each read holds one run in memory, not the file. A file changed
+// on disk since (size or modification time) is indexed again. Safe for concurrent use; it
+// keeps each file's index (where its runs are) and digest until it is dropped.
 type Files struct {
-	mu    sync.Mutex
-	serve map[string]*serveFile
-	reads int // vLLM/SGLang files read from disk, for tests
+	mu      sync.Mutex
+	serve   map[string]*serveFile
+	digests map[string]digest
+	reads   int // vLLM/SGLang files read from disk, for tests
+	hashes  int // outputs hashed (Digest), for tests
 }
 
 // NewFiles returns an empty Files.
-func NewFiles() *Files { return &Files{serve: map[string]*serveFile{}} }
+func NewFiles() *Files { return &Files{serve: map[string]*serveFile{}, digests: map[string]digest{}} }
 
 // run returns the parsed run of path an import at conc reads (serveFile.pick), reading the
 // file on first use.
@@ -100,4 +109,60 @@ func (fs *Files) Runs(format, path string) ([]int, error) {
 		return nil, err
 	}
 	return f.concurrencies()
+}
+
+// digest is an output's content digest and the state of its files when it was taken.
+type digest struct {
+	sum   string
+	state string
+}
+
+// Digest hashes an imported output — a file, or an AIPerf directory's two files, in name
+// order, each as "name:size\n" and its bytes; a file that cannot be read as
+// "name:missing\n"; "missing" when path does not exist — streaming each file, once per
+// content: the import points of a file of a thousand runs share one hash. It is the import
+// kind's fingerprint of what a point reads.
+func (fs *Files) Digest(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	files := []string{path}
+	if st.IsDir() {
+		files = []string{filepath.Join(path, AIPerfAggregate), filepath.Join(path, AIPerfRecords)}
+	}
+	var state strings.Builder
+	for _, f := range files {
+		if fst, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&state, "%d %d %s;", fst.Size(), fst.ModTime().UnixNano(), fst.Mode())
+		} else {
+			state.WriteString("missing;")
+		}
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if d, ok := fs.digests[path]; ok && d.state == state.String() {
+		return d.sum
+	}
+	fs.hashes++
+	h := sha256.New()
+	for _, f := range files {
+		hashFile(h, f)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	fs.digests[path] = digest{sum: sum, state: state.String()}
+	return sum
+}
+
+// hashFile writes "name:size\n" and the file's bytes to h, streaming them ("name:missing\n"
+// when it is not a regular file that can be read: a FIFO is not opened, so not waited on).
+func hashFile(h io.Writer, path string) {
+	f, st, err := bounded.Open(what, path)
+	if err != nil {
+		fmt.Fprintf(h, "%s:missing\n", filepath.Base(path))
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(h, "%s:%d\n", filepath.Base(path), st.Size())
+	_, _ = io.CopyN(h, f, st.Size())
 }

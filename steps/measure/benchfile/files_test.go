@@ -1,12 +1,18 @@
 package benchfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfdag/perfdag/steps/testkit/benchgen"
 )
 
 // manyRuns writes an SGLang JSONL of n runs (the sample's line at concurrency 1..n).
@@ -100,5 +106,89 @@ func TestFilesConcurrentReads(t *testing.T) {
 	}
 	if fs.reads != 1 {
 		t.Errorf("64 points read the file %d times, want once", fs.reads)
+	}
+}
+
+// TestFilesHoldTheIndex: a Files that has listed and read every run of a 12 MB file with
+// per-request details keeps where each run is, not the file: what it still holds afterwards
+// is under a twentieth of the file (read whole, it held all of it, and the run-time import
+// points of a campaign share one Files). Live heap after a collection: bytes, not time.
+func TestFilesHoldTheIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "details.jsonl")
+	size, err := benchgen.SGLangDetails(path, 200, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fs := NewFiles()
+	runs, err := fs.Runs(SourceSGLang, path)
+	if err != nil || len(runs) != 200 {
+		t.Fatalf("runs %d, %v", len(runs), err)
+	}
+	for _, c := range runs {
+		if r, err := fs.Read(SourceSGLang, path, Expect{Concurrency: c}, opts); err != nil || len(r.Records) != 200 {
+			t.Fatalf("c%d: %v", c, err)
+		}
+	}
+	_ = fs.Digest(path)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(fs)
+	t.Logf("a Files that read every run of a %d-byte file holds %d bytes", size, held)
+	if held > size/20 {
+		t.Errorf("a Files that read every run of a %d-byte file holds %d bytes: it keeps the file, not where its runs are", size, held)
+	}
+}
+
+// TestDigest: an output's digest is sha256 of "name:size\n" and its bytes (an AIPerf
+// directory: its two files in name order; "name:missing\n" for one that cannot be read, so a
+// FIFO is not waited on; "missing" for no such path), as the import kind's fingerprints hold
+// it; a Files hashes each content once and again when the file changes.
+func TestDigest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "r.jsonl")
+	body := []byte(read(t, "testdata/sglang-details.jsonl"))
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(parts ...string) string {
+		s := sha256.Sum256([]byte(strings.Join(parts, "")))
+		return hex.EncodeToString(s[:])
+	}
+	fs := NewFiles()
+	want := sum(fmt.Sprintf("r.jsonl:%d\n", len(body)), string(body))
+	for range 3 {
+		if got := fs.Digest(file); got != want {
+			t.Fatalf("digest %s, want %s", got, want)
+		}
+	}
+	if fs.hashes != 1 {
+		t.Errorf("three digests of one content hashed it %d times, want once", fs.hashes)
+	}
+	if err := os.WriteFile(file, body[:100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fs.Digest(file), sum("r.jsonl:100\n", string(body[:100])); got != want || fs.hashes != 2 {
+		t.Errorf("after a change: %s (%d hashes), want %s", got, fs.hashes, want)
+	}
+
+	ap := filepath.Join(dir, "aiperf")
+	if err := os.Mkdir(ap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ap, AIPerfAggregate), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(ap, AIPerfRecords), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fs.Digest(ap), sum(AIPerfAggregate+":2\n{}", AIPerfRecords+":missing\n"); got != want {
+		t.Errorf("AIPerf directory with a FIFO for records: %s, want %s", got, want)
+	}
+	if got := fs.Digest(filepath.Join(dir, "absent")); got != "missing" {
+		t.Errorf("no such path: %q", got)
 	}
 }

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 )
 
-// serveFile is a vLLM or SGLang result file read once: its runs — one JSON object, or one a
-// line as vLLM --append-result and SGLang write them — each indexed by its max_concurrency
-// and parsed in full only when a reader asks for it. A file of a thousand runs is read and
-// split once per Files; reading one of its runs parses that run only.
+// serveFile is a vLLM or SGLang result file indexed once: its runs — one JSON object, or one
+// a line as vLLM --append-result and SGLang write them — each with its place in the file and
+// its max_concurrency, read from disk and parsed in full only when a reader asks for it. The
+// index of a file of ten thousand runs is a few hundred kB: what a reader holds at once is one
+// run, whatever the file's size.
 type serveFile struct {
 	size   int64 // as stat saw it before the read: a change re-reads the file
 	mtime  time.Time
@@ -28,98 +28,41 @@ const wantServe = "want an AIPerf export, a vLLM bench serve result or SGLang be
 type serveRun struct {
 	file   string
 	line   int    // the line the object starts on
-	text   []byte // the object, Python's bare Infinity/NaN quoted (pythonJSON)
+	off    int64  // where its text starts in the file
+	n      int    // its length in bytes, as the file holds it
+	text   []byte // the object when held (a file read whole); nil: read from off by load
 	jsonl  bool   // one line of a JSONL file
 	conc   int    // max_concurrency; 0 when the run states none (absent or null)
+	broken bool   // not whole JSON: Runs reports it
 	parses int    // full parses (doc), for tests
 }
 
-// openServe reads a vLLM/SGLang result file and splits it into runs. Only each run's
-// max_concurrency is read and checked here (it precedes the per-request lists, so a run's
-// lists are not scanned); a run is parsed in full by doc.
-func openServe(path string) (*serveFile, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench import: %w", err)
-	}
-	clean := pythonJSON(data)
-	f := &serveFile{}
-	t := bytes.TrimSpace(clean)
-	switch {
-	case len(t) == 0:
-		return nil, &Error{File: path, Line: 1, Field: "(document)", Msg: "empty file: " + wantServe}
-	case notObject(t) != "":
-		return nil, &Error{File: path, Line: 1 + bytes.Count(clean[:len(clean)-len(bytes.TrimLeft(clean, " \t\r\n"))], []byte{'\n'}), Field: "(document)",
-			Msg: notObject(t) + ": " + wantServe}
-	case t[0] == '{' && json.Valid(t): // one object, possibly over several lines
-		start := bytes.IndexByte(clean, '{')
-		f.runs = []*serveRun{{file: path, line: 1 + bytes.Count(clean[:start], []byte{'\n'}), text: t}}
-	default:
-		line := 0
-		for rest := clean; len(rest) > 0; {
-			line++
-			l := rest
-			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-				l, rest = rest[:i], rest[i+1:]
-			} else {
-				rest = nil
-			}
-			if len(bytes.TrimSpace(l)) == 0 {
-				continue
-			}
-			if msg := notObject(l); msg != "" {
-				return nil, &Error{File: path, Line: line, Field: "(line)", Msg: "this line " + msg + " (one result object a line)"}
-			}
-			if l := bytes.TrimSpace(l); l[0] != '{' {
-				if len(f.runs) == 0 { // the file does not start with JSON at all
-					return nil, &Error{File: path, Line: line, Field: "(document)", Msg: "not JSON: " + wantServe}
-				}
-				return nil, &Error{File: path, Line: line, Field: "(line)", Msg: fmt.Sprintf("not JSON (it starts %q): one result object a line", l[:min(len(l), 20)])}
-			}
-			f.runs = append(f.runs, &serveRun{file: path, line: line, text: l, jsonl: true})
-		}
-	}
-	f.lastAt = map[int]*serveRun{}
-	for _, r := range f.runs {
-		raw, err := topKey(r.text, "max_concurrency")
-		if err != nil {
-			return nil, r.syntax(err)
-		}
-		if raw == nil || string(raw) == "null" {
-			continue
-		}
-		c, problem := number(raw, ruleConcurrency)
-		if problem != "" {
-			return nil, &Error{File: r.file, Line: r.line + lineOfKey(r.text, 1, "max_concurrency") - 1, Field: "max_concurrency", Msg: problem}
-		}
-		r.conc = int(c)
-		f.lastAt[r.conc] = r
-	}
-	return f, nil
-}
-
-// syntax positions a decode error of the run's text (a streaming decoder's error is
+// syntaxOf positions a decode error of the run's text (a streaming decoder's error is
 // replaced by the whole-text decode's, which says where the text breaks).
-func (r *serveRun) syntax(err error) error {
+func (r *serveRun) syntaxOf(text []byte, err error) error {
 	var v any
-	if e := json.Unmarshal(r.text, &v); e != nil {
+	if e := json.Unmarshal(text, &v); e != nil {
 		err = e
 	}
 	if r.jsonl {
-		return lineError(r.file, r.line, r.text, err)
+		return lineError(r.file, r.line, text, err)
 	}
-	return jsonError(r.file, r.text, r.line-1, err)
+	return jsonError(r.file, text, r.line-1, err)
 }
 
-// doc parses the run in full. The parse is not kept: a Files holding every run of a large
-// file keeps its text (one copy), not a map of each run's keys (several).
+// doc reads and parses the run in full. Neither is kept: a Files holding every run of a large
+// file keeps where each run is, not its text nor a map of its keys.
 func (r *serveRun) doc() (*serveDoc, error) {
 	r.parses++
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(r.text, &keys); err != nil {
-		return nil, r.syntax(err)
+	text, err := r.load()
+	if err != nil {
+		return nil, err
 	}
-	return &serveDoc{file: r.file, line: r.line, text: r.text, keys: keys}, nil
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(text, &keys); err != nil {
+		return nil, r.syntaxOf(text, err)
+	}
+	return &serveDoc{file: r.file, line: r.line, text: text, keys: keys}, nil
 }
 
 // pick chooses the run an import reads (SGLang appends one line per run, vLLM
@@ -151,9 +94,13 @@ func (f *serveFile) concurrencies() ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
 	for _, r := range f.runs {
-		if !json.Valid(r.text) {
+		if r.broken {
+			text, err := r.load()
+			if err != nil {
+				return nil, err
+			}
 			var v any
-			return nil, r.syntax(json.Unmarshal(r.text, &v))
+			return nil, r.syntaxOf(text, json.Unmarshal(text, &v))
 		}
 		if r.conc > 0 && !seen[r.conc] {
 			seen[r.conc] = true

@@ -40,8 +40,8 @@ type Options struct {
 
 // Point is one file (or AIPerf directory) read for a cell.
 type Point struct {
-	Path   string // as given
-	Result *benchfile.Result
+	Path   string            // as given
+	Result *benchfile.Result // its point, without the per-request records (Result.Slim)
 }
 
 // Build reads the outputs at paths (one per concurrency) and returns the cell that imports
@@ -63,9 +63,10 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 	}
 	var (
 		points []Point
-		seen   = map[int]*benchfile.Result{}
+		seen   = map[int]string{} // concurrency → the file imported at it
 		cellFm string
-		files  = benchfile.NewFiles() // a file of many runs is read once, not once per run
+		files  = benchfile.NewFiles() // a file of many runs is indexed once, each run read when needed
+		first  *benchfile.Result      // the lowest concurrency's run, whole: it names the workload
 	)
 	for _, p := range paths {
 		f, ip, err := format, p, error(nil)
@@ -93,16 +94,18 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 			if err != nil {
 				return schema.Cell{}, nil, err
 			}
-			if prev := seen[r.Concurrency]; prev != nil {
-				return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("concurrency %d is already imported from %s: a cell has one run per concurrency", r.Concurrency, prev.File))
+			if prev, ok := seen[r.Concurrency]; ok {
+				return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("concurrency %d is already imported from %s: a cell has one run per concurrency", r.Concurrency, prev))
 			}
-			seen[r.Concurrency] = r
-			points = append(points, Point{Path: ip, Result: r})
+			seen[r.Concurrency] = r.File
+			if first == nil || r.Concurrency < first.Concurrency {
+				first = r
+			}
+			points = append(points, Point{Path: ip, Result: r.Slim()}) // a run's requests are not kept: memory is one run's, not the file's
 		}
 	}
 	slices.SortFunc(points, func(a, b Point) int { return a.Result.Concurrency - b.Result.Concurrency })
 
-	first := points[0].Result
 	cell := schema.Cell{ID: o.Cell, Endpoint: o.Endpoint, Identity: o.Identity}
 	if cell.ID == "" {
 		cell.ID = defaultID(paths, cellFm)
