@@ -19,7 +19,7 @@ type Fanout interface {
 // Probe is one point group a fan-out made: its concurrency and the results of its nodes.
 type Probe struct {
 	Conc     int
-	Upstream []Upstream // the group's nodes that finished with a result, in plan order
+	Upstream []Upstream // the group's nodes that finished with a result, or failed (Result nil), in plan order
 	Reused   bool       // every node of the group was reused
 	Failed   string     // the first failure in the group, "" when none
 }

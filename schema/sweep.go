@@ -48,10 +48,13 @@ func (c *Cell) FirstConcurrency() int {
 
 // SweepProbe is one point a sweep measured (or reused) and what the rule said of it.
 type SweepProbe struct {
-	Concurrency int      `json:"concurrency"`
-	Met         bool     `json:"met"`              // the SLO held (search), or the point is kept (list)
-	Status      string   `json:"status"`           // the point's status: ok, partial, failed
-	Values      string   `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
+	Concurrency int    `json:"concurrency"`
+	Met         bool   `json:"met"`              // the SLO held (search), or the point is kept (list)
+	Status      string `json:"status"`           // the point's status: ok, partial, failed
+	Values      string `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
+	// NoEvidence marks a search's probe with no valid request (or no point): it says nothing
+	// about the SLO, so the search stopped there with its knee unknown.
+	NoEvidence  bool     `json:"no_evidence,omitempty"`
 	Throughput  *float64 `json:"output_tok_s,omitempty"`
 	RequestRate *float64 `json:"request_throughput,omitempty"`
 }
@@ -70,6 +73,9 @@ type SweepResult struct {
 	Knee int `json:"knee"`
 	// KneeAtTop says the upper bound itself met the SLO: the real knee may lie beyond it.
 	KneeAtTop bool `json:"knee_at_top,omitempty"`
+	// KneeUnknown says why the search stopped without an answer: a probe had no valid request
+	// (or no point), which says nothing about the SLO. Knee is then 0 and means unknown, not none.
+	KneeUnknown string `json:"knee_unknown,omitempty"`
 	// Goodput at the knee: output tokens/s and requests/s of the knee's point.
 	GoodputTokS *float64 `json:"goodput_tok_s,omitempty"`
 	GoodputReqS *float64 `json:"goodput_req_s,omitempty"`

@@ -35,7 +35,8 @@ func (w *walk) fanConcsOf(id string) []int {
 }
 
 // groupsFor is what reader sees of a fan-out node's point groups: for the fan-out node itself
-// every group node's result; for a reader, those of the steps it needs.
+// every group node's result and every group node that failed without one (Result nil, so it
+// knows a probe has no evidence); for a reader, the results of the steps it needs.
 func (w *walk) groupsFor(reader, fan *plan.Node) []engine.Upstream {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -44,7 +45,7 @@ func (w *walk) groupsFor(reader, fan *plan.Node) []engine.Upstream {
 	}
 	var out []engine.Upstream
 	for _, u := range w.fanUps[fan.ID] {
-		if slices.Contains(reader.Step.Needs, u.Step) {
+		if u.Result != nil && slices.Contains(reader.Step.Needs, u.Step) {
 			out = append(out, u)
 		}
 	}
@@ -210,7 +211,14 @@ func (w *walk) group(n *plan.Node, c int) (engine.Probe, error) {
 		if r.Outcome == OutInterrupted || r.Outcome == OutPending {
 			return probe, errors.New("interrupted")
 		}
-		if m.Phase != "" || w.value(m.ID) == nil {
+		if w.value(m.ID) == nil {
+			if r.Outcome == OutFailed || r.Outcome == OutBlocked {
+				// no result, but the fan-out must see that its probe has no evidence, and why
+				ups = append(ups, engine.Upstream{Node: m.ID, Step: m.Step.ID, Kind: m.Step.Kind.Name, Cell: cellID(m), Conc: c, Failed: r.Reason})
+			}
+			continue
+		}
+		if m.Phase != "" {
 			continue
 		}
 		rec, err := w.r.store.Load(m.ID)

@@ -109,11 +109,13 @@ func frontierPage(d sink, v *view, art *artwork) {
 		}
 		cols := []tcol{{head: "Cell", w: 5}, {head: "SLO", w: 8}, {head: "Knee", w: 3, align: align.Right},
 			{head: "Goodput tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
-			{head: "Probes (+ met, - missed)", w: 11}}
+			{head: "Probes (+ met, - missed, ? no valid request)", w: 11}}
 		var rows [][]tcell
 		for _, s := range ss {
 			knee := fmt.Sprintf("c%d", s.Knee)
 			switch {
+			case s.KneeUnknown != "":
+				knee = "unknown"
 			case s.Knee == 0:
 				knee = "none"
 			case s.KneeAtTop:
@@ -122,8 +124,11 @@ func frontierPage(d sink, v *view, art *artwork) {
 			var probes []string
 			for _, p := range s.Probes {
 				mark := "-"
-				if p.Met {
+				switch {
+				case p.Met:
 					mark = "+"
+				case p.NoEvidence:
+					mark = "?"
 				}
 				probes = append(probes, fmt.Sprintf("c%d%s", p.Concurrency, mark))
 			}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/expr-lang/expr/vm"
 
@@ -46,7 +47,26 @@ type judged struct {
 	met    bool
 	values string
 	point  *campaigndir.PointResult
-	failed string
+	node   string // the node whose result point is
+	failed string // the group's first failure, "node: why", "" when none
+}
+
+// noEvidence says why a probe tells nothing about an SLO ("" when it does): it has no point,
+// or its point has no valid request (the server was down or refused every request). A point
+// with some valid requests and some errors is evidence: the SLO decides (error_count == 0).
+func (j judged) noEvidence() string {
+	p := j.point
+	switch {
+	case p == nil && j.failed != "":
+		return fmt.Sprintf("c%d has no point: %s", j.conc, j.failed)
+	case p == nil:
+		return fmt.Sprintf("c%d has no point", j.conc)
+	case p.RequestCount > 0:
+		return ""
+	case len(p.ErrorClasses) > 0:
+		return fmt.Sprintf("%s had no valid request (%d errors: %s)", j.node, p.ErrorCount, strings.Join(p.ErrorClasses, ", "))
+	}
+	return fmt.Sprintf("%s had no valid request", j.node)
 }
 
 // judge evaluates a rule on a point; a failed point or a point without a result never meets it.

@@ -39,7 +39,7 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		}
 		probes[i].Upstream = append(probes[i].Upstream, u)
 		if u.Failed != "" && probes[i].Failed == "" {
-			probes[i].Failed = u.Failed
+			probes[i].Failed = u.Node + ": " + u.Failed
 		}
 	}
 	ps, err := f.judge(probes)
@@ -50,14 +50,21 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell)}
 	for _, p := range ps {
 		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed"}
+		sp.NoEvidence = cell.Search != nil && p.noEvidence() != ""
 		if p.point != nil {
+			sp.Status = p.point.Status
+		}
+		if p.point != nil && !sp.NoEvidence { // a probe without a valid request measured no throughput
 			tp, rq := p.point.OutputTokPerS, p.point.RequestThroughput
-			sp.Status, sp.Throughput, sp.RequestRate = p.point.Status, &tp, &rq
+			sp.Throughput, sp.RequestRate = &tp, &rq
 		}
 		r.Probes = append(r.Probes, sp)
 	}
 	if s := cell.Search; s != nil {
 		r.Mode, r.SLO, r.From, r.To = schema.SweepSearch, s.SLO, s.From, s.To
+		if _, r.KneeUnknown = unknown(ps); r.KneeUnknown != "" {
+			return r, nil
+		}
 		r.Knee, r.KneeAtTop = knee(s.To, ps)
 		for _, p := range r.Probes {
 			if p.Concurrency == r.Knee && r.Knee != 0 {

@@ -34,10 +34,12 @@ var Kind = engine.Kind{
 
 // Result is what gates on a sweep read.
 type Result struct {
-	Cell    string `json:"cell"`
-	Mode    string `json:"mode"`    // search or list
-	Knee    int    `json:"knee"`    // highest concurrency meeting the SLO, 0 when none (search)
-	AtTop   bool   `json:"at_top"`  // the upper bound met the SLO: the knee may lie beyond it
+	Cell  string `json:"cell"`
+	Mode  string `json:"mode"`   // search or list
+	Knee  int    `json:"knee"`   // highest concurrency meeting the SLO, 0 when none (search)
+	AtTop bool   `json:"at_top"` // the upper bound met the SLO: the knee may lie beyond it
+	// Unknown says why the search stopped without knowing its knee (a probe without evidence).
+	Unknown string `json:"unknown,omitempty"`
 	Probes  int    `json:"probes"`  // points measured or reused
 	Skipped int    `json:"skipped"` // listed concurrencies not measured (list)
 	// Sweep names the cell's sweep_probes.json.
@@ -139,6 +141,9 @@ func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
 	}
 	cell := f.t.Cell
 	if s := cell.Search; s != nil {
+		if _, why := unknown(ps); why != "" {
+			return nil, nil // no evidence: the search stops and the sweep fails with the knee unknown
+		}
 		if c := nextProbe(s.From, s.To, s.Step(), ps, free); c != 0 {
 			return []int{c}, nil
 		}
@@ -159,13 +164,17 @@ func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
 func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 	out := make([]judged, 0, len(probes))
 	for _, p := range probes {
-		j := judged{conc: p.Conc, failed: p.Failed, point: pointOf(p.Upstream)}
+		j := judged{conc: p.Conc, failed: p.Failed}
+		j.point, j.node = pointOf(p.Upstream)
 		if f.t.Cell.Search != nil {
 			met, vals, err := judge(f.prog, f.rule, f.env, j.point)
 			if err != nil {
 				return nil, err
 			}
 			j.met, j.values = met, vals
+			if why := j.noEvidence(); why != "" {
+				j.values = "no evidence: " + why
+			}
 		} else {
 			j.met = j.point != nil && j.point.Status != "failed"
 		}
@@ -200,14 +209,25 @@ func gain(ps []judged, i int) float64 {
 	return (ps[i].point.OutputTokPerS/ps[i-1].point.OutputTokPerS - 1) * 100
 }
 
-// pointOf finds a group's measured point among its results.
-func pointOf(ups []engine.Upstream) *campaigndir.PointResult {
+// pointOf finds a group's measured point among its results, and the node that measured it.
+func pointOf(ups []engine.Upstream) (*campaigndir.PointResult, string) {
 	for _, u := range ups {
 		if p, ok := u.Result.(*campaigndir.PointResult); ok {
-			return p
+			return p, u.Node
 		}
 	}
-	return nil
+	return nil, ""
+}
+
+// unknown finds the probe without evidence that stops a search there, and says why ("" when
+// every probe is evidence).
+func unknown(ps []judged) (int, string) {
+	for _, p := range ps {
+		if why := p.noEvidence(); why != "" {
+			return p.conc, why
+		}
+	}
+	return 0, ""
 }
 
 func run(_ context.Context, t *engine.Task) (engine.Result, error) {
@@ -219,8 +239,26 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if _, err := campaigndir.WriteJSON(t.Dir, rel, res); err != nil {
 		return engine.Result{}, fmt.Errorf("write %s: %w", rel, err)
 	}
-	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
-	return engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}, nil
+	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, Unknown: res.KneeUnknown,
+		Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
+	result := engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}
+	if res.KneeUnknown != "" {
+		// the probes are kept as evidence; a failed node searches again on resume
+		c, _ := unknownProbe(res)
+		return result, fmt.Errorf("cell %s: the search stopped with its knee unknown: %s, which says nothing about the SLO %s; "+
+			"once the endpoint answers, 'perfdag resume' probes c%d again", t.Cell.ID, res.KneeUnknown, res.SLO, c)
+	}
+	return result, nil
+}
+
+// unknownProbe is the concurrency whose probe left a search's knee unknown.
+func unknownProbe(r *schema.SweepResult) (int, bool) {
+	for _, p := range r.Probes {
+		if p.NoEvidence {
+			return p.Concurrency, true
+		}
+	}
+	return 0, false
 }
 
 func line(r *schema.SweepResult) string {
@@ -232,6 +270,8 @@ func line(r *schema.SweepResult) string {
 		return s
 	}
 	switch {
+	case r.KneeUnknown != "":
+		return fmt.Sprintf("knee unknown: %s (%s)", r.KneeUnknown, plural.N(len(r.Probes), "probe"))
 	case r.Knee == 0:
 		return fmt.Sprintf("no concurrency from %d meets %s (%s)", r.From, r.SLO, plural.N(len(r.Probes), "probe"))
 	case r.KneeAtTop:

@@ -333,6 +333,9 @@ func (d *campaignData) search(cellID string) (*schema.PerfBenchSearch, error) {
 	if err := d.files.JSON(campaigndir.Sweep(cellID), &r); err != nil {
 		return nil, fmt.Errorf("%s: cell %s searched, but its probes are unreadable: %w", d.dir, cellID, err)
 	}
+	if r.KneeUnknown != "" {
+		return nil, fmt.Errorf("%s: cell %s's search stopped with its knee unknown (%s): resume the campaign once the endpoint answers, then take the snapshot", d.dir, cellID, r.KneeUnknown)
+	}
 	s := &schema.PerfBenchSearch{SLO: r.SLO, From: r.From, To: r.To, Knee: r.Knee, AtTop: r.KneeAtTop}
 	for _, p := range r.Probes {
 		s.Probes = append(s.Probes, p.Concurrency)
