@@ -73,6 +73,9 @@ type AtlasRow struct {
 	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct,omitempty"`
 	TruncatedPrompts       *int     `json:"truncated_prompts,omitempty"` // requests whose prompt the server cut; nil when none
 	Retries                *int     `json:"retries,omitempty"`           // requests retried after a stale connection; nil when none
+	// UsagePromptUnknown counts valid requests whose usage stated no prompt count
+	// (prompt_tokens absent or 0); nil when none.
+	UsagePromptUnknown *int `json:"usage_prompt_unknown,omitempty"`
 	// ErrorMessages are the distinct redacted server messages per error class (at most 5 each).
 	ErrorMessages map[string][]string `json:"error_messages,omitempty"`
 	// TTFTMinusServerPromptP50Ms is the p50 of client TTFT − the server's timings.prompt_ms: the

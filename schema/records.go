@@ -61,6 +61,16 @@ type RequestRecord struct {
 	Timings *ServerTimings `json:"server_timings,omitempty"`
 }
 
+// ServerPrompt is the prompt the server says it processed (usage.prompt_tokens); ok false when
+// that is unknown: no usage, usage without it, or a prompt_tokens of 0, which no server
+// processing a prompt reports (some send usage with the prompt count unfilled).
+func (r RequestRecord) ServerPrompt() (int, bool) {
+	if r.UsagePrompt == nil || *r.UsagePrompt <= 0 {
+		return 0, false
+	}
+	return *r.UsagePrompt, true
+}
+
 // ServerTimings is llama.cpp's per-request `timings` object: the server's own view of the
 // request (prompt processing and generation, in ms and tokens).
 type ServerTimings struct {
@@ -191,6 +201,10 @@ type Point struct {
 	UsageReasoningDiffPct  *float64 `json:"usage_reasoning_diff_pct"`
 	UsageDiscrepancy       bool     `json:"usage_discrepancy"` // some |usage_*_diff_pct| > UsageDiffThresholdPct
 	TruncatedPrompts       int      `json:"truncated_prompts"` // requests whose prompt the server cut (record.prompt_truncated)
+	// UsagePromptUnknown counts valid requests whose usage stated no prompt count
+	// (prompt_tokens absent or 0: RequestRecord.ServerPrompt): their received ISL, prompt
+	// discrepancy and truncation are unknown, not zero, and enter none of those figures.
+	UsagePromptUnknown int `json:"usage_prompt_unknown,omitempty"`
 
 	// ErrorMessages are the distinct redacted server messages per error class (at most 5 each).
 	ErrorMessages map[string][]string `json:"error_messages,omitempty"`

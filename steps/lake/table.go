@@ -125,6 +125,7 @@ func atlasTable() Table {
 				{Name: "token_basis", Type: Text, Field: "token_basis", Null: true, Doc: "what the token metrics count: server (usage), o200k_base, tokenizer:<file> (the client's count with a tokenizer.json), or imported:<source> <what it counted> (an imported point: ISL and OSL are the source tool's counts, e.g. imported:vllm-bench server usage, else tokenizer <name>); NULL when the source did not say"},
 				{Name: "token_basis_fallbacks", Type: BigInt, Field: "token_basis_fallbacks", Null: true, Doc: "valid requests without their basis's counts (no usage, no tokenizer count) counted on o200k_base; NULL when none"},
 				{Name: "truncated_prompts", Type: BigInt, Field: "truncated_prompts", Null: true, Doc: "requests whose prompt the server cut; NULL when none"},
+				{Name: "usage_prompt_unknown", Type: BigInt, Field: "usage_prompt_unknown", Null: true, Doc: "valid requests whose usage stated no prompt count (prompt_tokens absent or 0); NULL when none"},
 				{Name: "retries", Type: BigInt, Field: "retries", Null: true, Doc: "requests retried after a stale idle connection; NULL when none"},
 				{Name: "error_messages_json", Type: JSON, Field: "error_messages", Null: true, JSON: true, Doc: "distinct redacted server messages per error class, as JSON"}},
 			optReals("usage_prompt_diff_pct", "usage_completion_diff_pct", "usage_reasoning_diff_pct", "ttft_minus_server_prompt_p50_ms"),

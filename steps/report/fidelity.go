@@ -24,7 +24,7 @@ func fidelityCaveats(v *view) []string {
 	var out []string
 	bases, imported := map[string]int{}, map[string]int{}
 	var fallbacks, fallbackPts, truncated, truncPts, retries, retryPts int
-	var discPts, noEngine int
+	var discPts, noEngine, unknownReqs, unknownPts, unknownAll int
 	var fallbackTok, discTok bool // some of those points count on a tokenizer file
 	maxDiff := map[string]float64{}
 	msgs := map[string][]string{}
@@ -50,11 +50,20 @@ func fidelityCaveats(v *view) []string {
 		if hasFlag(r, schema.FlagNoEngineMetrics) {
 			noEngine++
 		}
-		over := hasFlag(r, schema.FlagUsageDiscrepancy)
+		prompt, unknown := knownPromptDiff(r)
+		switch {
+		case unknown > 0:
+			unknownReqs, unknownPts = unknownReqs+unknown, unknownPts+1
+		case r.UsagePromptDiffPct != nil && prompt == nil:
+			unknownAll++
+		}
+		// the flag stands unless it rests on a prompt count that was never stated (a point
+		// measured before prompt_tokens 0 read as unknown): then the known diffs decide
+		over := hasFlag(r, schema.FlagUsageDiscrepancy) && (prompt != nil || r.UsagePromptDiffPct == nil)
 		for _, d := range []struct {
 			name string
 			pct  *float64
-		}{{"prompt", r.UsagePromptDiffPct}, {"completion", r.UsageCompletionDiffPct}, {"reasoning", r.UsageReasoningDiffPct}} {
+		}{{"prompt", prompt}, {"completion", r.UsageCompletionDiffPct}, {"reasoning", r.UsageReasoningDiffPct}} {
 			if d.pct == nil {
 				continue
 			}
@@ -117,6 +126,17 @@ func fidelityCaveats(v *view) []string {
 		}
 		out = append(out, s+"; token throughput depends on which count is used.")
 	}
+	if unknownPts+unknownAll > 0 {
+		var parts []string
+		if unknownPts > 0 {
+			parts = append(parts, fmt.Sprintf("%s on %s", plural.N(unknownReqs, "valid request"), plural.N(unknownPts, "point")))
+		}
+		if unknownAll > 0 {
+			parts = append(parts, fmt.Sprintf("every request on %s", plural.N(unknownAll, "point")))
+		}
+		out = append(out, "Prompt usage unknown: the server's usage stated no prompt count (prompt_tokens 0 or absent) for "+strings.Join(parts, " and ")+
+			"; their prompt size as received, prompt discrepancy and truncation are unknown, not counted.")
+	}
 	if truncPts > 0 {
 		out = append(out, fmt.Sprintf("Truncated prompts: the server cut %s on %s (its usage shows fewer prompt tokens than were sent, or a prompt and answer longer than its context, which it shifted); those points did not measure the declared ISL.", plural.N(truncated, "prompt"), plural.N(truncPts, "point")))
 	}
@@ -148,6 +168,18 @@ func fidelityCaveats(v *view) []string {
 			plural.N(len(gap), "point"), msRange(lo, hi)))
 	}
 	return out
+}
+
+// knownPromptDiff is the row's prompt usage discrepancy over the requests whose usage stated a
+// prompt count, and how many valid requests had none. A mean of exactly −100 % says the server
+// stated 0 on every request (server counts are never negative): a point measured before such a
+// count read as unknown. That is no count at all, not a discrepancy: nil.
+func knownPromptDiff(r *schema.AtlasRow) (*float64, int) {
+	d := r.UsagePromptDiffPct
+	if d != nil && *d <= -100 {
+		return nil, deref(r.UsagePromptUnknown)
+	}
+	return d, deref(r.UsagePromptUnknown)
 }
 
 func basisName(b string) string {

@@ -15,7 +15,7 @@ func iptr(n int) *int { return &n }
 
 // fidelityPhrases are the cover caveats fidelityCaveats can write, one per trigger.
 var fidelityPhrases = []string{"Token counts:", "Usage discrepancy:", "Truncated prompts:", "Connection retries:",
-	"Server messages", "Client vs server TTFT:", "Engine metrics:", "Imported token counts:"}
+	"Server messages", "Client vs server TTFT:", "Engine metrics:", "Imported token counts:", "Prompt usage unknown:"}
 
 // TestCoverFidelityCaveats reads the cover back: a campaign that triggers every fidelity caveat
 // shows each with its figures, and the plain partial campaign shows none of them.
@@ -116,4 +116,29 @@ func TestCoverImportedBasis(t *testing.T) {
 			t.Errorf("cover says %q", bad)
 		}
 	}
+}
+
+// TestCoverPromptUsageUnknown: a server that states prompt_tokens 0 states no prompt count.
+// The cover names the requests without one and never reads them as a −100 % discrepancy: not
+// on a point measured now (usage_prompt_unknown, no prompt diff), nor on one measured before
+// (prompt diff exactly −100 % with the usage_discrepancy flag it set), whose other diffs, all
+// within 10 %, decide.
+func TestCoverPromptUsageUnknown(t *testing.T) {
+	in := partialInput()
+	now, before := &in.Atlas[0], &in.Atlas[2]
+	now.TokenBasis, before.TokenBasis = schema.TokenBasisServer, schema.TokenBasisServer
+	now.UsagePromptUnknown, now.UsageCompletionDiffPct = iptr(7), f(1.5)
+	before.UsagePromptDiffPct, before.UsageCompletionDiffPct = f(-100), f(-2)
+	before.Flags = append(before.Flags, schema.FlagUsageDiscrepancy)
+	text := coverText(t, in)
+	mustContain(t, text, "Prompt usage unknown: the server's usage stated no prompt count (prompt_tokens 0 or absent) for 7 valid requests on 1 point and every request on 1 point; "+
+		"their prompt size as received, prompt discrepancy and truncation are unknown, not counted.")
+	for _, bad := range []string{"Usage discrepancy:", "-100.0 %"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the cover says %q of a prompt count the server never stated:\n%s", bad, text)
+		}
+	}
+	// a real discrepancy beside an unknown prompt count is still one
+	before.UsageCompletionDiffPct = f(-31)
+	mustContain(t, coverText(t, in), "Usage discrepancy: on 1 point the server's usage differs from the o200k_base count by more than 10 % on average (largest: completion -31.0 %)")
 }

@@ -319,6 +319,7 @@ func fillFidelity(row *schema.AtlasRow, p *schema.Point) {
 	}
 	row.TokenBasisFallbacks = nonzero(p.TokenBasisFallbacks)
 	row.TruncatedPrompts = nonzero(p.TruncatedPrompts)
+	row.UsagePromptUnknown = nonzero(p.UsagePromptUnknown)
 	row.Retries = nonzero(p.Retries)
 	row.UsagePromptDiffPct, row.UsageCompletionDiffPct = p.UsagePromptDiffPct, p.UsageCompletionDiffPct
 	row.UsageReasoningDiffPct = p.UsageReasoningDiffPct

@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   token_basis TEXT, -- what the token metrics count: server (usage), o200k_base, tokenizer:<file> (the client's count with a tokenizer.json), or imported:<source> <what it counted> (an imported point: ISL and OSL are the source tool's counts, e.g. imported:vllm-bench server usage, else tokenizer <name>); NULL when the source did not say
   token_basis_fallbacks BIGINT, -- valid requests without their basis's counts (no usage, no tokenizer count) counted on o200k_base; NULL when none
   truncated_prompts BIGINT, -- requests whose prompt the server cut; NULL when none
+  usage_prompt_unknown BIGINT, -- valid requests whose usage stated no prompt count (prompt_tokens absent or 0); NULL when none
   retries BIGINT, -- requests retried after a stale idle connection; NULL when none
   error_messages_json TEXT, -- distinct redacted server messages per error class, as JSON
   usage_prompt_diff_pct DOUBLE PRECISION,

@@ -28,12 +28,13 @@ const (
 // The rule compares the server's count with the server's own context, and with the asked
 // size only at ratios no tokenizer reaches, so a verbose or compact tokenizer is no truncation.
 // Without a prompt count nothing can be said (false): missing usage, or a prompt_tokens of 0,
-// which no server processing a prompt reports (some stream usage with the prompt unfilled).
+// which no server processing a prompt reports (schema.RequestRecord.ServerPrompt).
 func PromptTruncated(rec schema.RequestRecord, contextLen int) bool {
-	if rec.UsagePrompt == nil || *rec.UsagePrompt <= 0 {
+	n, ok := rec.ServerPrompt()
+	if !ok {
 		return false
 	}
-	prompt, asked := float64(*rec.UsagePrompt), float64(rec.InputTokens)
+	prompt, asked := float64(n), float64(rec.InputTokens)
 	if contextLen > 0 {
 		used := prompt
 		if rec.UsageComplete != nil {

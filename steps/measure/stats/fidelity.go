@@ -58,8 +58,8 @@ func countOn(basis string, r schema.RequestRecord) tokenCount {
 				c.reasoning = min(*r.UsageReasoning, c.output)
 				c.output -= c.reasoning
 			}
-			if r.UsagePrompt != nil {
-				c.input = *r.UsagePrompt
+			if n, ok := r.ServerPrompt(); ok {
+				c.input = n
 			}
 			return c
 		}
@@ -134,14 +134,17 @@ func fidelity(p *schema.Point, records, valid []schema.RequestRecord) {
 		}
 	}
 	for _, r := range valid {
-		if r.UsagePrompt != nil {
-			isl = append(isl, float64(*r.UsagePrompt))
+		prompt0, known := r.ServerPrompt()
+		if known {
+			isl = append(isl, float64(prompt0))
+		} else if r.UsageComplete != nil {
+			p.UsagePromptUnknown++ // usage without a prompt count: unknown, not a discrepancy
 		}
 		if r.UsageCached != nil {
 			cached = append(cached, float64(*r.UsageCached))
 		}
 		cIn, cOut, cReason := clientCounts(p.TokenBasis, r)
-		if v, ok := diffPct(r.UsagePrompt, cIn); ok {
+		if v, ok := diffPct(&prompt0, cIn); known && ok {
 			prompt = append(prompt, v)
 		}
 		if r.UsageComplete != nil && r.UsageReasoning != nil {

@@ -135,3 +135,30 @@ func TestErrorMessagesBounded(t *testing.T) {
 		t.Errorf("messages %v: want 5 distinct, sorted", got)
 	}
 }
+
+// TestPromptTokensZeroIsUnknown: a server whose usage says prompt_tokens 0 (or leaves it out)
+// states no prompt count. That is unknown, as the truncation rule already reads it, not a
+// −100 % discrepancy: no prompt diff, no usage_discrepancy, no received ISL of 0, the asked
+// prompt in the total throughput, and the requests counted in usage_prompt_unknown.
+func TestPromptTokensZeroIsUnknown(t *testing.T) {
+	recs := basisRecords()[:2]
+	recs[0].UsagePrompt, recs[1].UsagePrompt = ip(0), nil
+	recs[0].UsageComplete, recs[1].UsageComplete = ip(100), ip(90) // the client's own counts
+	p := Compute(recs, Options{Concurrency: 2})
+	if p.UsagePromptDiffPct != nil || p.UsageDiscrepancy || p.ISLReceived != nil {
+		t.Errorf("prompt diff %v, discrepancy %v, received ISL %+v: want unknown, none, unknown", p.UsagePromptDiffPct, p.UsageDiscrepancy, p.ISLReceived)
+	}
+	if p.UsagePromptUnknown != 2 {
+		t.Errorf("usage_prompt_unknown = %d, want 2", p.UsagePromptUnknown)
+	}
+	// server basis: (Σ asked ISL 200 + Σ OSL 190) over the window, not 0 + 190
+	if p.TokenBasis != schema.TokenBasisServer || !near(p.TotalTokenThroughput, 390/p.WindowS) {
+		t.Errorf("basis %s total tok/s %v, want server and %v", p.TokenBasis, p.TotalTokenThroughput, 390/p.WindowS)
+	}
+	// one known count beside the zero: the diff is that request's alone
+	recs[1].UsagePrompt = ip(120)
+	p = Compute(recs, Options{Concurrency: 2})
+	if p.UsagePromptDiffPct == nil || !near(*p.UsagePromptDiffPct, 20) || p.UsagePromptUnknown != 1 || p.ISLReceived == nil || p.ISLReceived.Avg != 120 {
+		t.Errorf("prompt diff %v unknown %d received %+v: want +20 %% from the one count, 1 unknown, 120", p.UsagePromptDiffPct, p.UsagePromptUnknown, p.ISLReceived)
+	}
+}
