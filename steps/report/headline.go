@@ -50,9 +50,10 @@ func verdict(v *view) (string, bool) {
 	return s + ".", ok
 }
 
-// headline is one row per cell variant and max_num_batched_tokens (two cells differing only in
-// that knob are two rows): its peak output throughput (and where), TTFT p50 at its lowest
-// concurrency, and how many requests failed.
+// headline is one row per cell, named by its id beside its variant (hardware, quant,
+// parallelism, and whatever else differs: the model when nothing else does), variants in their
+// order: its peak output throughput (and where), TTFT p50 at its lowest concurrency, and how
+// many requests failed.
 func headlinePart(d sink, v *view) {
 	var rows [][]tcell
 	var peaks []float64
@@ -71,8 +72,16 @@ func headlinePart(d sink, v *view) {
 			if len(mbts) > 1 {
 				label += fmt.Sprintf(" mbt %d", mbt)
 			}
-			row, peak, cal, iv := headlineRow(v, x.key, mbt, label)
-			rows, peaks, used, ivs = append(rows, row), append(peaks, peak), append(used, cal), append(ivs, iv)
+			var cells []string
+			for i := range v.rows {
+				if r := &v.rows[i]; keyOf(r) == x.key && r.MaxNumBatchedTokens == mbt && !slices.Contains(cells, r.CellID) {
+					cells = append(cells, r.CellID)
+				}
+			}
+			for _, cell := range cells {
+				row, peak, cal, iv := headlineRow(v, cell, label)
+				rows, peaks, used, ivs = append(rows, row), append(peaks, peak), append(used, cal), append(ivs, iv)
+			}
 		}
 	}
 	if len(rows) == 0 {
@@ -96,8 +105,8 @@ func headlinePart(d sink, v *view) {
 	if len(searches(v.in)) > 0 {
 		peakHead = "Output tok/s/GPU: peak, or at the SLO knee"
 	}
-	d.table([]tcol{{head: "Cell", w: 15}, {head: v.dev(peakHead), w: 9, align: align.Right},
-		{head: "TTFT p50 (ms), lowest C", w: 10, align: align.Right}, {head: "Failed requests", w: 6, align: align.Right}}, nil, kept)
+	d.table([]tcol{{head: "Cell", w: 9}, {head: "Variant", w: 10}, {head: v.dev(peakHead), w: 7, align: align.Right},
+		{head: "TTFT p50 (ms), lowest C", w: 9, align: align.Right}, {head: "Failed requests", w: 5, align: align.Right}}, nil, kept)
 	if len(kept) < len(rows) {
 		d.para(fmt.Sprintf("The %d of %d rows with the highest peak %s; the heatmap pages show every cell.",
 			len(kept), len(rows), v.dev("output tok/s/GPU")), 7.5, fontstyle.Italic, nil)
@@ -148,17 +157,17 @@ func topHeadline(peaks []float64, n int) []int {
 	return idx
 }
 
-// headlineRow is the headline of the rows of one variant at one max_num_batched_tokens.
+// headlineRow is the headline of one cell's rows, its variant's label beside its id.
 // The second result is the peak (NaN when no row has one), which ranks the row on the cover;
 // the third the calibrated concurrency whose client error bar its TTFT carries (none for a TTFT
 // another tool measured: the calibration is perfdag's client); the fourth whether its TTFT
 // is shown with its confidence interval.
-func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float64, []int, bool) {
+func headlineRow(v *view, cell, label string) ([]tcell, float64, []int, bool) {
 	var peak, low *schema.AtlasRow
 	reqs, errs := 0, 0
 	for i := range v.rows {
 		r := &v.rows[i]
-		if keyOf(r) != key || r.MaxNumBatchedTokens != mbt {
+		if r.CellID != cell {
 			continue
 		}
 		reqs, errs = reqs+r.RequestCount+r.ErrorCount, errs+r.ErrorCount
@@ -172,13 +181,13 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 			low = r
 		}
 	}
-	row := []tcell{plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
+	row := []tcell{plain(cell), plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
 	best := math.NaN()
-	if k := kneeRow(v, key, mbt); k != nil { // a search ran: the answer is the knee, not the peak
-		row[1] = plain(fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency))
+	if k := kneeRow(v, cell); k != nil { // a search ran: the answer is the knee, not the peak
+		row[2] = plain(fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency))
 		best = *k.OutputTokPerSPerGPU
 	} else if peak != nil {
-		row[1] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
 		best = *peak.OutputTokPerSPerGPU
 	}
 	var cal []int
@@ -194,7 +203,7 @@ func headlineRow(v *view, key variantKey, mbt int, label string) ([]tcell, float
 			}
 			cal = append(cal, p.Concurrency)
 		}
-		row[2] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
+		row[3] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
 	}
 	return row, best, cal, iv
 }
@@ -221,21 +230,16 @@ func requestErrors(v *view) (reqs, errs, points int) {
 	return reqs, errs, points
 }
 
-// kneeRow is the best knee point of the variant's searched cells (the highest concurrency that
-// met the SLO), nil when none of its cells searched or found a knee.
-func kneeRow(v *view, key variantKey, mbt int) *schema.AtlasRow {
-	var best *schema.AtlasRow
+// kneeRow is the knee point of the cell's search (the highest concurrency that met the SLO),
+// nil when the cell did not search or found no knee.
+func kneeRow(v *view, cell string) *schema.AtlasRow {
 	for _, s := range v.in.Sweeps {
-		if s.Mode != schema.SweepSearch || s.Knee == 0 {
+		if s.Mode != schema.SweepSearch || s.Knee == 0 || s.Cell != cell {
 			continue
 		}
-		for i := range v.rows {
-			r := &v.rows[i]
-			if r.CellID == s.Cell && r.Concurrency == s.Knee && keyOf(r) == key && r.MaxNumBatchedTokens == mbt &&
-				r.OutputTokPerSPerGPU != nil && (best == nil || *r.OutputTokPerSPerGPU > *best.OutputTokPerSPerGPU) {
-				best = r
-			}
+		if r := frontierRow(v, cell, s.Knee); r != nil && r.OutputTokPerSPerGPU != nil {
+			return r
 		}
 	}
-	return best
+	return nil
 }

@@ -30,9 +30,31 @@ func TestHeadlineKeepsBatchedTokensApart(t *testing.T) {
 	}
 	text := pdfText(t, out)
 	mustContain(t, text,
-		"B200 NVFP4 TP8 EP aa-1k mbt 4096 173 at C=10",
-		"B200 NVFP4 TP8 EP aa-1k mbt 8192 86.3 at C=10",
+		"aa-1k-mbt4k B200 NVFP4 TP8 EP aa-1k mbt 4096 173 at C=10",
+		"aa-1k B200 NVFP4 TP8 EP aa-1k mbt 8192 86.3 at C=10",
 	)
+}
+
+// TestHeadlineNamesTheCell: the Cell column holds the cell id, the variant (the model, when
+// nothing else is declared) stands beside it, and two cells of one variant are two rows.
+func TestHeadlineNamesTheCell(t *testing.T) {
+	in := partialInput()
+	var atlas []schema.AtlasRow
+	for _, r := range in.Atlas {
+		if r.CellID != "aa-1k" {
+			continue
+		}
+		r.Hardware, r.Quant, r.TensorParallel, r.ParallelStrategy, r.Shape = "", "", 0, "", "custom"
+		r.Model, r.CellID = "perfdag/sim-model", "chat-a"
+		atlas = append(atlas, r)
+		r.CellID = "chat-b"
+		thr := *r.OutputTokPerSPerGPU * 2
+		r.OutputTokPerSPerGPU = &thr
+		atlas = append(atlas, r)
+	}
+	in.Atlas = atlas
+	text := coverText(t, in)
+	mustContain(t, text, "Cell Variant", "chat-a sim-model 86.3 at C=10 - 0 of 53", "chat-b sim-model 173 at C=10 - 0 of 53")
 }
 
 // TestHeadlineShowsTheInterval: the cover's TTFT p50 carries ± the half-width of the row's
