@@ -27,8 +27,8 @@ func championPage(d sink, v *view, _ *artwork) {
 	if c.Recommendation != "" {
 		d.para(c.Recommendation, 9.5, fontstyle.Normal, nil)
 	}
-	d.para(fmt.Sprintf("Focus metric %s under a TPOT SLO of %g ms; baseline %s; %s considered, top %d shown. The recommendation is evidence for delivery %s only.",
-		c.FocusMetric, c.TPOTSLOMs, first(c.Baseline, "not marked"), plural.N(c.ArmsConsidered, "arm"), c.TopX, first(c.Delivery, "not recorded")),
+	d.para(fmt.Sprintf("Focus metric %s under a TPOT SLO of %s ms; baseline %s; %s considered, top %d shown. The recommendation is evidence for delivery %s only.",
+		c.FocusMetric, stated(c.TPOTSLOMs), first(c.Baseline, "not marked"), plural.N(c.ArmsConsidered, "arm"), c.TopX, first(c.Delivery, "not recorded")),
 		7.5, fontstyle.Normal, &colorMuted)
 	d.space(1)
 	cols := []tcol{

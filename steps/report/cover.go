@@ -284,7 +284,7 @@ func settleCaveat(c *schema.Campaign) string {
 		parts = append(parts, "a burn-in pass of each cell's first point")
 	}
 	if c.Settle.SettleS > 0 {
-		parts = append(parts, fmt.Sprintf("a %g s settle pause between points", c.Settle.SettleS))
+		parts = append(parts, fmt.Sprintf("a %s s settle pause between points", stated(c.Settle.SettleS)))
 	}
 	return "Settle discipline: used (" + strings.Join(parts, "; ") + ")."
 }

@@ -32,6 +32,20 @@ func fnum(x float64) string {
 	}
 }
 
+// stated formats a value the campaign or an input file states (an SLO, a pause, bytes per
+// parameter): its shortest decimal when that is short (12.5, 0.5625), otherwise as the tables
+// print figures, so floating-point noise (41.115097500000005) never reaches a page.
+func stated(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "n/a"
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if sig := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(s), "0"); len(sig) <= 6 {
+		return s
+	}
+	return fnum(x)
+}
+
 // big formats large counts compactly: 12.35M, 456.7k.
 func big(v *float64) string {
 	if v == nil {

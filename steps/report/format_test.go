@@ -30,6 +30,12 @@ func TestNumberFormats(t *testing.T) {
 		{"usd", usd(f(8.6)), "$8.60"},
 		{"group short", group("999"), "999"},
 		{"ints", ints([]int{1, 8, 32}), "1, 8, 32"},
+		{"stated short as written", stated(12.25), "12.25"},
+		{"stated fraction", stated(0.5625), "0.5625"},
+		{"stated whole", stated(50), "50"},
+		{"stated noise", stated(41.115097500000005), "41.1"},
+		{"stated noise below 10", stated(*f(0.1) + 0.2), "0.30"},
+		{"stated large", stated(1234567.891), "1,234,568"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

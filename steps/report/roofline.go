@@ -218,10 +218,10 @@ func rooflinePage(d sink, v *view, art *artwork) {
 		p := s.Provenance
 		d.keep(20)
 		d.heading(fmt.Sprintf("S%d %s", i+1, sweepLabel(s, sweeps)))
-		d.para(fmt.Sprintf("Model %s (%s); engine %s %s, commit %s, delivery %s; cache %s; captured %s; weights %g B/param, KV %g B/elem.",
+		d.para(fmt.Sprintf("Model %s (%s); engine %s %s, commit %s, delivery %s; cache %s; captured %s; weights %s B/param, KV %s B/elem.",
 			first(p.Model, s.Model.Source), first(s.Model.Attention, "?"), first(p.Engine, "?"), first(p.EngineVersion, "?"),
 			first(p.Commit, "not recorded"), first(p.Delivery, "not recorded"), first(s.CacheMode, "undeclared"), first(p.CaptureDate, "?"),
-			s.WeightBytes, s.KVBytes), 7.5, fontstyle.Normal, nil)
+			stated(s.WeightBytes), stated(s.KVBytes)), 7.5, fontstyle.Normal, nil)
 		var rows [][]tcell
 		for _, r := range s.Rows {
 			isl := "-"

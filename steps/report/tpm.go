@@ -52,7 +52,7 @@ func tpmCharts(v *view, art *artwork) []job {
 			Categories: cats,
 			Groups: []charts.BarGroup{
 				{Name: "peak (warm best case)", Color: charts.Color(0), Values: peak},
-				{Name: fmt.Sprintf("SLA point (TTFT mean <= %g ms, TPOT mean <= %g ms)", s.TTFTSLAMs, s.TPOTSLAMs), Color: charts.Color(1), Values: sla},
+				{Name: fmt.Sprintf("SLA point (TTFT mean <= %s ms, TPOT mean <= %s ms)", stated(s.TTFTSLAMs), stated(s.TPOTSLAMs)), Color: charts.Color(1), Values: sla},
 			},
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(tpmChartH) * vg.Millimeter, FontSize: 7,
 		}
@@ -81,8 +81,8 @@ func tpmPage(d sink, v *view, art *artwork) {
 	if v.device != "GPU" {
 		node = "" // a GPUs-per-node figure means nothing for a CPU or unknown device
 	}
-	d.para(v.dev(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with TTFT mean <= %g ms and TPOT mean <= %g ms (the customer-commitment number).%s $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
-		s.TTFTSLAMs, s.TPOTSLAMs, node)), 7.5, fontstyle.Normal, &colorMuted)
+	d.para(v.dev(fmt.Sprintf("TPM = tokens per minute = tok/s x 60. Peak = max output tok/s/GPU (warm best case); SLA point = the best point with TTFT mean <= %s ms and TPOT mean <= %s ms (the customer-commitment number).%s $/1M tokens = $/GPU-hour / (tok/s/GPU x 3600) x 1e6.",
+		stated(s.TTFTSLAMs), stated(s.TPOTSLAMs), node)), 7.5, fontstyle.Normal, &colorMuted)
 	d.images(tpmChartH, art.tpm)
 	cols := []tcol{
 		{head: "Group", w: 9}, {head: "Point", w: 3}, {head: "C", w: 2, align: align.Right},
