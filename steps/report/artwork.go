@@ -23,6 +23,7 @@ type artwork struct {
 	roofB      *figure
 	spec       *figure
 	frontier   *figure
+	slo        []*figure // the SLO's clauses against load, one panel each
 }
 
 func (a *artwork) setScatter(mbt int, p [2]*figure) {

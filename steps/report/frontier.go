@@ -70,11 +70,22 @@ func frontierSeries(v *view) []charts.Series {
 	return out
 }
 
+// sloPanelH is the height of one clause panel; two share a row (one alone spans the page).
+const sloPanelH = 62.0
+
+// sloPanelW is a clause panel's width: the page's when it is the only one, else half.
+func sloPanelW(n int) float64 {
+	if n == 1 {
+		return contentW
+	}
+	return contentW / 2
+}
+
 func frontierCharts(v *view, art *artwork) []job {
 	if len(searches(v.in)) == 0 {
 		return nil
 	}
-	return []job{func() error {
+	jobs := []job{func() error {
 		ch := charts.Chart{
 			Title:  "Probes of each SLO search: output throughput by concurrency",
 			X:      charts.Axis{Label: "concurrency"},
@@ -92,6 +103,21 @@ func frontierCharts(v *view, art *artwork) []job {
 		art.mu.Unlock()
 		return nil
 	}}
+	panels, _ := sloPanels(v)
+	art.slo = make([]*figure, len(panels))
+	for i, p := range panels {
+		jobs = append(jobs, func() error {
+			f, err := art.chartFig(p.chart(sloPanelW(len(panels)), sloPanelH))
+			if err != nil {
+				return fmt.Errorf("SLO panel %s: %w", p.clause.Clause, err)
+			}
+			art.mu.Lock()
+			art.slo[i] = f
+			art.mu.Unlock()
+			return nil
+		})
+	}
+	return jobs
 }
 
 // frontierPage shows each cell's knee under its SLO, the goodput there and every probe, then
@@ -136,6 +162,7 @@ func frontierPage(d sink, v *view, art *artwork) {
 				plain(fmt.Sprintf("%s of <= %d: %s", plural.N(len(s.Probes), "probe"), s.Bound, strings.Join(probes, " ")))})
 		}
 		d.table(cols, nil, rows)
+		sloSection(d, v, art)
 	}
 	var lists [][]tcell
 	for _, s := range v.in.Sweeps {
@@ -153,6 +180,34 @@ func frontierPage(d sink, v *view, art *artwork) {
 		d.heading("Sweeps that stop early (stop_when)")
 		d.table([]tcol{{head: "Cell", w: 5}, {head: "stop_when", w: 7}, {head: "Measured", w: 2, align: align.Right},
 			{head: "Skipped", w: 4}, {head: "Why", w: 14}}, nil, lists)
+	}
+}
+
+// sloSection draws each clause of the searches' SLOs against load, two panels a row, and says
+// per search which clause its first miss missed: why the knee is where it is.
+func sloSection(d sink, v *view, art *artwork) {
+	panels, notDrawn := sloPanels(v)
+	d.space(2)
+	d.heading("The SLO against load")
+	if len(panels) > 0 {
+		d.para("One panel per clause of the SLO: the value the clause reads at each probe (filled: the clause holds there; hollow: "+
+			"it does not; bars: the point's 95 % interval when it has one) against the clause's limit (dashed red), the knee a dashed "+
+			"vertical line. The knee sits below the first probe that misses a clause.", 8, fontstyle.Normal, &colorMuted)
+		d.space(1)
+	}
+	for i := 0; i < len(art.slo); i += 2 {
+		figs := art.slo[i:min(i+2, len(art.slo))]
+		if len(figs) == 1 && len(art.slo) > 1 {
+			figs = append(figs, nil)
+		}
+		d.images(sloPanelH, figs...)
+		d.space(1)
+	}
+	for _, r := range kneeReasons(v, panels) {
+		d.para("- "+r, bodySize, fontstyle.Normal, nil)
+	}
+	if len(notDrawn) > 0 {
+		d.para("Not drawn (not a field compared with a number): "+strings.Join(notDrawn, "; ")+".", 8, fontstyle.Italic, &colorMuted)
 	}
 }
 

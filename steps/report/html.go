@@ -112,11 +112,13 @@ func (d *htmlDoc) space(float64) {}
 
 func (d *htmlDoc) keep(float64) {}
 
-// images writes the figures side by side (they wrap on a narrow window).
+// images writes the figures side by side (they wrap on a narrow window); a nil figure keeps
+// its column empty, so the last panel of a grid is as wide as the others.
 func (d *htmlDoc) images(_ float64, figs ...*figure) {
 	fmt.Fprintf(&d.b, "<div class=\"figs n%d\">\n", len(figs))
 	for _, f := range figs {
 		if f == nil {
+			d.b.WriteString("<div></div>\n")
 			continue
 		}
 		if f.legend != nil {

@@ -29,6 +29,7 @@ func (d *htmlDoc) svg(f *figure) template.HTML {
 			X:      d.axis(ch.X),
 			Y:      d.axis(ch.Y),
 			Series: d.svgSeries(ch.Series),
+			Refs:   d.svgRefs(ch.Refs),
 			Legend: ch.Legend,
 			Width:  px(float64(ch.Width / mmLength)), Height: px(float64(ch.Height / mmLength)),
 			Empty: d.redact(ch.Empty),
@@ -46,12 +47,18 @@ func (d *htmlDoc) svg(f *figure) template.HTML {
 		for _, g := range bc.Groups {
 			out.Groups = append(out.Groups, svgchart.BarGroup{Name: d.redact(g.Name), Color: g.Color, Values: g.Values})
 		}
-		for _, r := range bc.Refs {
-			out.Refs = append(out.Refs, svgchart.RefLine{Name: d.redact(r.Name), Y: r.Y, Color: r.Color})
-		}
+		out.Refs = d.svgRefs(bc.Refs)
 		return out.SVG()
 	}
 	return ""
+}
+
+func (d *htmlDoc) svgRefs(in []charts.RefLine) []svgchart.RefLine {
+	var out []svgchart.RefLine
+	for _, r := range in {
+		out = append(out, svgchart.RefLine{Name: d.redact(r.Name), Y: r.Y, Color: r.Color})
+	}
+	return out
 }
 
 func (d *htmlDoc) axis(a charts.Axis) svgchart.Axis {

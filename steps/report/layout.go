@@ -199,11 +199,16 @@ func (d *doc) heading(s string) {
 	d.add(7, row.New(7).Add(text.NewCol(gridSize, d.out(s), props.Text{Size: 10.5, Style: fontstyle.Bold, Top: 2})))
 }
 
-// images adds the figures' PNGs side by side in equal columns, h millimetres tall.
+// images adds the figures' PNGs side by side in equal columns, h millimetres tall; a nil
+// figure leaves its column empty (the last row of a grid of panels).
 func (d *doc) images(h float64, figs ...*figure) {
 	r := row.New(h)
 	w := gridSize / len(figs)
 	for _, f := range figs {
+		if f == nil {
+			r.Add(col.New(w))
+			continue
+		}
 		r.Add(image.NewFromBytesCol(w, f.png, extension.Png, props.Rect{Center: true, Percent: 100}))
 	}
 	d.add(h, r)

@@ -55,9 +55,7 @@ func (bc BarChart) PNG() ([]byte, error) {
 	for _, g := range bc.Groups {
 		legend = append(legend, Series{Name: g.Name, Color: g.Color, Marker: Square})
 	}
-	for _, r := range bc.Refs {
-		legend = append(legend, Series{Name: r.Name, Color: r.Color, Marker: None, Line: true, Dashed: true})
-	}
+	legend = append(legend, refSeries(bc.Refs)...)
 	entries := legendEntries(legend)
 	lay := layoutLegend(entries, dc.Max.X-dc.Min.X, fs)
 	legendArea, plotArea := dc, dc
@@ -146,6 +144,15 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillPolygon(gr.Color, []vg.Point{{X: x0, Y: y0}, {X: x0 + w*0.92, Y: y0}, {X: x0 + w*0.92, Y: y1}, {X: x0, Y: y1}})
 		}
 	}
+}
+
+// refSeries are reference lines as the legend names them: a dashed line swatch.
+func refSeries(refs []RefLine) []Series {
+	out := make([]Series, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, Series{Name: r.Name, Color: r.Color, Marker: None, Line: true, Dashed: true})
+	}
+	return out
 }
 
 // refLine draws a dashed horizontal line across the data area.

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -57,6 +58,9 @@ type Chart struct {
 	Title  string
 	X, Y   Axis
 	Series []Series
+	// Refs are dashed horizontal lines across the pane (a threshold), named in the legend and
+	// always inside the Y range.
+	Refs []RefLine
 	// Legend draws a legend strip under the pane naming every series.
 	Legend bool
 	// Width and Height are the image size; the PDF scales it into its cell.
@@ -83,7 +87,7 @@ func (ch Chart) PNG() (out []byte, err error) {
 	dc := draw.New(c)
 	plotArea := dc
 	if ch.Legend {
-		entries := legendEntries(ch.Series)
+		entries := legendEntries(append(slices.Clip(ch.Series), refSeries(ch.Refs)...))
 		lay := layoutLegend(entries, dc.Max.X-dc.Min.X, fs)
 		legendArea := dc
 		legendArea.Max.Y = dc.Min.Y + lay.height
@@ -162,6 +166,11 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 			sc.GlyphStyle = draw.GlyphStyle{Color: s.Color, Radius: markerRadius, Shape: glyph(s.Marker, s.Hollow)}
 			p.Add(sc)
 			labels.markers = append(labels.markers, xys...)
+		}
+	}
+	for _, r := range ch.Refs {
+		if usable(r.Y, ch.Y.Log) {
+			p.Add(refLine{r})
 		}
 	}
 	if n == 0 {
