@@ -33,7 +33,7 @@ bench: ## performance targets live here, never in timed tests
 	PERFDAG_BENCH_ROWS=1000000 $(GO) test -run '^$$' -bench BenchmarkAggregateDir -benchtime 1x -benchmem -timeout 30m ./steps/aggregate
 	@# whole-process smoke render, median of 5 runs (target ~0.25 s wall; cpu-s is steadier on a loaded machine)
 	$(GO) test -run '^$$' -bench BenchmarkSmokeProcess -benchtime 1x ./cmd/perfdag
-	@# `perfdag import` of an SGLang JSONL of 1,000 and 10,000 runs: wall, CPU and peak RSS of the process (each run read once)
+	@# `perfdag import` of an SGLang JSONL of 1,000 and 10,000 runs, aggregate-only and with per-request details (93 MB, 61 MB): wall, CPU and peak RSS of the process (read run by run; PERFDAG_BENCH_BIN=OLD times another build)
 	$(GO) test -run '^$$' -bench BenchmarkImportRunsProcess -benchtime 3x ./cmd/perfdag
 
 fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser

@@ -62,8 +62,9 @@ func median(xs []float64) float64 {
 //   - runs=1000, runs=10000: the sample's aggregate-only line at concurrency 1..N (1.09 MB
 //     and 11 MB). 1,000 runs took 60 s and 2.2 GB when every run re-read the whole file.
 //   - runs=1000,details: 1,000 runs of 294 requests with their per-request lists
-//     (--output-details), 93 MB: 606 MB peak RSS when the file was read whole.
-//   - runs=10000,details: 10,000 runs of 16 requests with their lists, 83 MB.
+//     (--output-details), 93 MB: 590 MB peak RSS when the file was read whole, 81 MB since.
+//   - runs=10000,details: 10,000 runs of 16 requests with their lists, 61 MB: 406 MB
+//     peak RSS read whole, 104 MB since (most of it the 10,000 points' statistics).
 //
 // The file is indexed run by run and each run read when its point is built, so the peak is
 // about one run's, not the file's. A 10,000-point cell is read, built and then refused (exit
