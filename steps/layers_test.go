@@ -17,18 +17,25 @@ import (
 var layers = [][]string{
 	{"schema"},
 	{"engine"},
-	{"steps/catalog"},                    // figures that may need correcting, read by every layer above
-	{"steps/measure", "steps/telemetry"}, // load and numbers; what servers and GPUs report
-	{"steps/analysis", "steps/sim"},      // what the numbers become; the simulator (a test double)
-	{"steps/report", "steps/lake"},       // the PDF and HTML pages; the published tables
-	{ // the step kinds
-		"steps/aggregate", "steps/burn-in", "steps/champion-select", "steps/dcgm-correlate",
-		"steps/exec", "steps/import", "steps/prewarm", "steps/render", "steps/roofline-import",
-		"steps/run-shape", "steps/scrape-spec", "steps/settle", "steps/strict-publish", "steps/sweep",
-	},
+	{"steps/catalog"},                            // figures that may need correcting, read by every layer above
+	{"steps/measure", "steps/telemetry"},         // load and numbers; what servers and GPUs report
+	{"steps/analysis", "steps/sim"},              // what the numbers become; the simulator (a test double)
+	{"steps/report", "steps/lake"},               // the PDF and HTML pages; the published tables
+	kindGroups(),                                 // the step kinds, each a group of its own
 	{"steps=", "steps/calibrate", "steps/webui"}, // the registry; perfdag calibrate; perfdag serve
-	{"steps/testkit"}, // test helpers and doubles
+	{"steps/testkit"},                            // test helpers and doubles
 	{"cmd"},
+}
+
+// kindGroups is one group per registered step kind, its folder steps/<kind name> (read off the
+// registry, so a new kind is placed without editing this file).
+func kindGroups() []string {
+	var out []string
+	for _, k := range Kinds() {
+		out = append(out, "steps/"+k.Name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 const module = "github.com/perfdag/perfdag/"
