@@ -75,6 +75,19 @@ func Range(tag reflect.StructTag) (lo, hi float64, ok bool) {
 	return lo, hi, true
 }
 
+// FieldRange is the range tag of T's field, for a command-line flag that sets the same value
+// as the field's key: the flag takes what the campaign file would, no more.
+func FieldRange[T any](field string) (lo, hi float64) {
+	f, found := reflect.TypeFor[T]().FieldByName(field)
+	if found {
+		lo, hi, found = Range(f.Tag)
+	}
+	if !found {
+		panic("schema: no range tag on " + reflect.TypeFor[T]().Name() + "." + field) // a programming error
+	}
+	return lo, hi
+}
+
 // FormatBound prints a range bound the way the docs and messages show it (no exponent).
 func FormatBound(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/baseline"
 )
 
@@ -88,6 +89,7 @@ Points that never ran are left out; a diff then reports them missing (RED).`,
 	cmd.Flags().StringVar(&cell, "cell", "", "cell to register when the campaign has several")
 	cmd.Flags().StringVar(&reg, "registry", "baselines", "registry folder")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entry as JSON")
+	output(cmd.Flags(), "registry", campaigndir.TargetFolder)
 	return cmd
 }
 

@@ -49,16 +49,14 @@ DIR is --dir, or else the newest campaign directory of this campaign under --roo
 directory the run will use: perfdag calibrate FILE --dir D, then perfdag run FILE --out D.
 After a run, 'perfdag report DIR' re-renders the cover with the calibration.
 
-Exit codes: 0 calibrated · 1 the measurement failed or DIR is busy · 2 bad usage or no
-directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
+Exit codes: 0 calibrated · 1 the measurement failed or DIR is busy · 2 bad usage, no
+directory, or a DIR that is another campaign's, inside a campaign directory or cannot be
+created · 3 invalid campaign file · 130 interrupted (nothing written).`,
 		Example: `  perfdag calibrate campaign.yaml --dir campaigns/weekly
   perfdag calibrate pipelines/quickstart.yaml --json
   perfdag calibrate campaign.yaml --dir campaigns/weekly --requests 200`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if requests < 0 {
-				return exitf(ExitUsage, "--requests %d: want a positive count (0: the default)", requests)
-			}
 			c, _, err := a.compile(args[0], nil, "")
 			if err != nil {
 				return a.invalid(err, args[0], c)
@@ -73,6 +71,8 @@ directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
 				}
 			} else if _, err := workspace.Usable(dir); err != nil {
 				return exit(ExitUsage, fmt.Errorf("--dir: %w", err))
+			} else if err := campaigndir.CheckOwner(dir, c.Spec.Campaign); err != nil {
+				return exit(ExitUsage, fmt.Errorf("--dir: %w (its cover would show an error bar measured for another campaign's prompts)", err))
 			}
 			if len(skipped) > 0 {
 				fmt.Fprintf(a.stderr, "note: concurrencies above %d (%s) are represented by c%d\n",
@@ -99,6 +99,8 @@ directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
 	cmd.Flags().StringVar(&root, "root", "campaigns", "where to look for the campaign's newest directory when --dir is not given")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration (calibration_v1) as JSON on stdout")
 	cmd.Flags().IntVar(&requests, "requests", 0, "TTFT requests per concurrency (default 4 × concurrency, at least 64; at least 20 for aa-100k-sized prompts)")
+	bound(cmd.Flags(), "requests", 0, schema.MaxRequestsPerPoint, "0: the default; a point sends at most "+strconv.Itoa(schema.MaxRequestsPerPoint)+" requests, as cells[].requests_per_point in a campaign file")
+	output(cmd.Flags(), "dir", campaigndir.TargetCampaign)
 	return cmd
 }
 
@@ -106,7 +108,7 @@ directory · 3 invalid campaign file · 130 interrupted (nothing written).`,
 // calibration.json atomically.
 func (a *app) calibrate(ctx context.Context, dir, slug string, targets []calibrate.Target, requests int) (*schema.Calibration, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
+		return nil, exit(ExitUsage, fmt.Errorf("--dir %s cannot be created: %w", dir, err))
 	}
 	unlock, err := workspace.Lock(dir)
 	if err != nil {

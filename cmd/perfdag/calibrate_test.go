@@ -28,7 +28,8 @@ cells:
 
 // TestCalibrateThenRun: calibrate writes a valid calibration_v1 with every figure present and
 // sane at each concurrency (never how large: the machine is shared), a run into the same
-// directory renders the client's error bar beside the cover's TTFT, and bad input exits with
+// directory renders the client's error bar beside the cover's TTFT, and bad input — an
+// unbounded --requests, another campaign's directory, one that cannot be created — exits with
 // its class's code.
 func TestCalibrateThenRun(t *testing.T) {
 	if testing.Short() {
@@ -95,6 +96,9 @@ func TestCalibrateThenRun(t *testing.T) {
 	}{
 		{[]string{"calibrate"}, ExitUsage},
 		{[]string{"calibrate", yaml, "--dir", dir, "--requests", "-2"}, ExitUsage},
+		{[]string{"calibrate", yaml, "--dir", dir, "--requests", "1000000000000"}, ExitUsage},
+		{[]string{"calibrate", yaml, "--dir", "/proc/self/nope"}, ExitUsage},
+		{[]string{"calibrate", writeFile(t, root, "other.yaml", strings.Replace(calibrateCampaign, "campaign: tiny", "campaign: other", 1)), "--dir", dir}, ExitUsage},
 		{[]string{"calibrate", yaml, "--root", filepath.Join(root, "nowhere")}, ExitUsage},
 		{[]string{"calibrate", filepath.Join(root, "missing.yaml")}, ExitInvalid}, // as perfdag run says it
 		{[]string{"calibrate", writeFile(t, root, "bad.yaml", "version: 1\ncampaign: Bad Slug\n")}, ExitInvalid},

@@ -42,6 +42,8 @@ var generatedSections = []generatedSection{
 			}
 			return paramsMarkdown(reg)
 		}},
+	{"docs/limits.md", "<!-- flags:begin (generated from the flags' ranges: go test ./cmd/perfdag -run TestDocsGeneratedSections -update-docs) -->\n", "<!-- flags:end -->",
+		flagLimitsMarkdown},
 }
 
 // The key reference (from the schema types), the kinds table (from the registry) and the

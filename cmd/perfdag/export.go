@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,9 @@ func (a *app) exportCmd() *cobra.Command {
 	cmd.AddCommand(a.exportArgoCmd())
 	return cmd
 }
+
+// maxRetries bounds --retries (Argo sets none).
+const maxRetries = 100
 
 func (a *app) exportArgoCmd() *cobra.Command {
 	var o argo.Options
@@ -72,6 +76,7 @@ perfdag.dev/export-caveats.`,
 	f.StringVar(&o.Secret, "secret", "perfdag-api-keys", "Secret holding the API keys, one key per api_key_env")
 	f.StringVar(&o.ServiceAccount, "service-account", "", "spec.serviceAccountName")
 	f.IntVar(&o.Retries, "retries", 2, "retryStrategy.limit per task (-1: none)")
+	bound(f, "retries", -1, maxRetries, "-1: none; at most "+strconv.Itoa(maxRetries)+": a slice that failed that often needs a look, not another try")
 	f.BoolVar(&o.Workflow, "workflow", false, "emit a Workflow even when the campaign has a schedule")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/benchfile"
 	"github.com/perfdag/perfdag/steps/measure/importcell"
 )
@@ -125,6 +126,9 @@ Exit status: 0 on success, 1 when an output file is unreadable or does not match
 	f.StringVar(&o.Identity.Quant, "quant", "", "weight quantization: BF16, FP8, NVFP4, ...")
 	f.IntVar(&o.Identity.TensorParallel, "tp", 0, "tensor-parallel degree (GPUs per replica)")
 	f.IntVar(&o.Identity.GPUs, "gpus", 0, "GPUs serving the endpoint (default: --tp)")
+	boundAs[schema.Identity](f, "tp", "TensorParallel", "cells[].tensor_parallel")
+	boundAs[schema.Identity](f, "gpus", "GPUs", "cells[].gpus")
+	output(f, "into", campaigndir.TargetFile)
 	f.StringVar(&o.Identity.ParallelStrategy, "parallel-strategy", "", "EP or TP")
 	f.StringVar(&o.Identity.Engine, "engine", "", "engine: vllm, sglang, dynamo, ... (default: implied by a vLLM or SGLang output)")
 	f.StringVar(&o.Identity.EngineVersion, "engine-version", "", "engine version or commit")

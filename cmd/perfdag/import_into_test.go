@@ -86,7 +86,7 @@ func TestImportPrintRefusesWhatIntoRefuses(t *testing.T) {
 		want string
 	}{
 		{"a fractional concurrency", []string{frac}, ExitFailed, "max_concurrency: holds 4.5: a concurrency is a whole number from 1 to 100000"},
-		{"a cell id no campaign takes", []string{filepath.Join(src, "vllm-c4.json"), "--cell", "Bad ID", "--tp", "-1"}, ExitInvalid, `cell id "Bad ID" is not a valid id`},
+		{"a cell id no campaign takes", []string{filepath.Join(src, "vllm-c4.json"), "--cell", "Bad ID"}, ExitInvalid, `cell id "Bad ID" is not a valid id`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var problems []string

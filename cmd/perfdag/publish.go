@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -89,6 +90,10 @@ func (a *app) publish(ctx context.Context, dir, lakeURL string, noStrict, asJSON
 			return exit(ExitUsage, fmt.Errorf("--lake: %w", err))
 		}
 		if loc.Driver == lake.DriverSQLite {
+			// the database's folder (created when missing) may not be in a campaign directory
+			if err := campaigndir.CheckTarget(filepath.Dir(loc.Path), campaigndir.TargetFolder); err != nil {
+				return exit(ExitUsage, fmt.Errorf("--lake %s: %w", loc.Path, err))
+			}
 			lakeURL = "sqlite://" + loc.Path
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +30,19 @@ no longer match its campaign file is refused: finish it with 'perfdag resume DIR
 
 --html FILE writes the same pages as one self-contained HTML file (inline styles, SVG charts
 whose points show their exact values on hover, nothing fetched when it is opened), fit to send
-as an e-mail attachment; like --out it leaves DIR as it is, and the two can be given together.`,
+as an e-mail attachment; like --out it leaves DIR as it is, and the two can be given together.
+
+Neither writes inside a campaign directory (it holds only what its steps recorded): to
+re-render DIR's own report.pdf, leave out --out. Each names a file in a folder that exists.`,
 		Example: `  perfdag report campaigns/20261202T130455Z-quickstart
   perfdag report DIR --out /tmp/review.pdf
   perfdag report DIR --html /tmp/review.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
+			if out != "" && filepath.Clean(out) == filepath.Clean(htmlOut) {
+				return exitf(ExitUsage, "--out and --html both name %s: the HTML would replace the PDF; name two files", out)
+			}
 			if out == "" && htmlOut == "" {
 				svc, err := a.service()
 				if err != nil {
@@ -86,6 +93,8 @@ as an e-mail attachment; like --out it leaves DIR as it is, and the two can be g
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the PDF here and leave DIR as it is (default: re-run DIR's render step)")
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the report as one self-contained HTML file here and leave DIR as it is")
+	output(cmd.Flags(), "out", campaigndir.TargetFile)
+	output(cmd.Flags(), "html", campaigndir.TargetFile)
 	return cmd
 }
 
@@ -113,5 +122,6 @@ testdata/smoke/.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "where to write the PDF")
+	output(cmd.Flags(), "out", campaigndir.TargetFile)
 	return cmd
 }

@@ -56,6 +56,8 @@ func (a *app) main(args []string) int {
 		Version:       readBuildInfo(version).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command's numeric and output-path flags are checked here, once (flagcheck.go).
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return checkFlags(c) },
 	}
 	root.SetVersionTemplate(readBuildInfo(version).text())
 	root.SetOut(stdout)

@@ -19,6 +19,10 @@ import (
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
+// maxParallel bounds --parallel: more worker slots than steps a machine can run at once only
+// queue.
+const maxParallel = 1024
+
 type runFlags struct {
 	out      string
 	root     string
@@ -37,6 +41,11 @@ func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
 		cmd.Flags().StringVar(&f.root, "root", "campaigns", "where new campaign directories are created")
 	}
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps (steps that hold an endpoint always run one at a time per endpoint)")
+	bound(cmd.Flags(), "parallel", 1, maxParallel, "worker slots")
+	if withOut {
+		output(cmd.Flags(), "out", campaigndir.TargetCampaign)
+		output(cmd.Flags(), "root", campaigndir.TargetFolder)
+	}
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything; a glob matching no node is an error)")
 	cmd.Flags().StringVar(&f.onlyList, "only-list", "", "newline-separated node globs, each as --only (how an exported Argo task names its slice)")
 	if withOut {

@@ -78,9 +78,17 @@ interrupted while a run was going.`,
 	cmd.Flags().BoolVar(&f.list, "list", false, "print each campaign's next fire times in its zone and exit")
 	cmd.Flags().IntVar(&f.count, "count", 5, "fire times per campaign for --list")
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps of each run")
+	bound(cmd.Flags(), "count", 1, maxListed, "fire times listed per campaign")
+	bound(cmd.Flags(), "parallel", 1, maxParallel, "worker slots")
+	for _, name := range []string{"state", "root", "registry"} {
+		output(cmd.Flags(), name, campaigndir.TargetFolder)
+	}
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON: the --list table, or the runs' verdicts")
 	return cmd
 }
+
+// maxListed bounds schedule --count.
+const maxListed = 1000
 
 func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) error {
 	root, err := filepath.Abs(f.root)

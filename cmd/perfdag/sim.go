@@ -2,17 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/workload"
 	"github.com/perfdag/perfdag/steps/sim"
 )
@@ -64,8 +66,16 @@ alone to point other clients (AIPerf, vllm bench) at the same double.
 	f.BoolVar(&cfg.Reasoning, "reasoning", false, "behave as a reasoning model")
 	f.Float64Var(&cfg.SpecAcceptRate, "spec-accept-rate", 0, "export spec-decode counters at this acceptance rate")
 	f.Float64Var(&cfg.Slowdown, "slowdown", 0, "multiply every delay (a degraded server)")
+	bound(f, "listen-fd", 0, maxFD, "a file descriptor")
+	boundAs[schema.SimConfig](f, "ttft-ms", "TTFTMs", "endpoints.<name>.sim.ttft_ms")
+	boundAs[schema.SimConfig](f, "tpot-ms", "TPOTMs", "endpoints.<name>.sim.tpot_ms")
+	boundAs[schema.SimConfig](f, "spec-accept-rate", "SpecAcceptRate", "endpoints.<name>.sim.spec_accept_rate")
+	boundAs[schema.SimConfig](f, "slowdown", "Slowdown", "endpoints.<name>.sim.slowdown")
 	return cmd
 }
+
+// maxFD bounds --listen-fd: Linux's default ceiling on a process's descriptors (fs.nr_open).
+const maxFD = 1 << 20
 
 // serveInherited serves on the listening socket a parent handed down as file descriptor fd,
 // until ctx ends.
@@ -135,13 +145,13 @@ prompts: use it as workload.dataset with mode: dataset-replay.`,
 					fmt.Fprintf(a.stderr, "%d/%d prompts", done, total)
 				}
 			}
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return fmt.Errorf("create the directory of --out: %w", err)
-			}
 			if err := workload.GenerateFile(ctx, opts, out); err != nil {
 				fmt.Fprintln(a.stderr)
 				if ctx.Err() != nil {
 					return exit(ExitInterrupted, fmt.Errorf("interrupted: %s was not written", out))
+				}
+				if errors.Is(err, workload.ErrTooManyRequests) {
+					return exit(ExitUsage, fmt.Errorf("--count %d: %w", opts.Count, err))
 				}
 				return err
 			}
@@ -157,6 +167,11 @@ prompts: use it as workload.dataset with mode: dataset-replay.`,
 	f.IntVar(&opts.OutputTokens, "output-tokens", 0, "answer length (custom, or to override the shape)")
 	f.Int64Var(&opts.Seed, "seed", 1, "the same seed writes the same file")
 	f.StringVar(&out, "out", "", "JSONL file to write (atomically)")
+	bound(f, "count", 0, schema.MaxRequestsPerPoint, "a point sends at most "+strconv.Itoa(schema.MaxRequestsPerPoint)+" requests, and a replay cycles through its prompts")
+	boundAs[schema.Workload](f, "input-tokens", "InputTokens", "cells[].workload.input_tokens")
+	boundAs[schema.Workload](f, "output-tokens", "OutputTokens", "cells[].workload.output_tokens")
+	boundAs[schema.Workload](f, "seed", "Seed", "cells[].workload.seed")
+	output(f, "out", campaigndir.TargetFile)
 	root.AddCommand(gen)
 	return root
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/tpm"
 )
 
@@ -104,5 +106,9 @@ usage or a directory that is not a finished campaign.`,
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON instead of the markdown tables")
 	f.StringVar(&out, "out", "", "also write the summary's JSON, CSV and Markdown files into this directory (never the campaign's)")
 	f.StringVar(&campaignLabel, "campaign", "", "campaign name in the summary (default: the campaign's slug)")
+	boundAs[schema.TPM](f, "ttft-sla-ms", "TTFTSLAMs", "tpm.ttft_sla_ms")
+	boundAs[schema.TPM](f, "tpot-sla-ms", "TPOTSLAMs", "tpm.tpot_sla_ms")
+	boundAs[schema.TPM](f, "gpus-per-node", "GPUsPerNode", "tpm.gpus_per_node")
+	output(f, "out", campaigndir.TargetFolder)
 	return cmd
 }

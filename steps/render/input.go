@@ -22,14 +22,16 @@ func Input(ctx context.Context, r campaigndir.Reader, ev campaigndir.Evidence, c
 	if info, err := campaigndir.ReadInfo(r.Dir); err == nil {
 		in.Run = &info
 	}
-	in.Calibration, in.CalibrationErr = readCalibration(r.Dir)
+	if c != nil {
+		in.Calibration, in.CalibrationErr = readCalibration(r.Dir, c.Campaign)
+	}
 	return in, nil
 }
 
 // readCalibration reads the client's calibration as it is (perfdag calibrate wrote it, no
 // step: there is no digest to check). A file that cannot be used is a note on the cover, never
 // a failed report.
-func readCalibration(dir string) (*schema.Calibration, string) {
+func readCalibration(dir, slug string) (*schema.Calibration, string) {
 	var c schema.Calibration
 	found, err := campaigndir.ReadJSON(dir, campaigndir.Calibration(), &c)
 	switch {
@@ -39,6 +41,8 @@ func readCalibration(dir string) (*schema.Calibration, string) {
 		return nil, ""
 	case c.Schema != schema.SchemaCalibration:
 		return nil, fmt.Sprintf("%s: schema %q, want %s", campaigndir.Calibration(), c.Schema, schema.SchemaCalibration)
+	case c.Campaign != slug:
+		return nil, fmt.Sprintf("%s calibrates campaign %s, not %s (other prompts and concurrencies): not used; run perfdag calibrate on this campaign's file", campaigndir.Calibration(), c.Campaign, slug)
 	}
 	return &c, ""
 }

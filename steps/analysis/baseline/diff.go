@@ -167,6 +167,9 @@ func ParseTolerance(s string) (string, float64, error) {
 	if err != nil || v < 0 || !finite(v) {
 		return "", 0, fmt.Errorf("--tolerance %q: %q is not a non-negative number", s, num)
 	}
+	if lo, hi := schema.FieldRange[schema.Schedule]("Tolerances"); v < lo || v > hi {
+		return "", 0, fmt.Errorf("--tolerance %q: must be between %s and %s (as schedule.tolerances in a campaign file)", s, schema.FormatBound(lo), schema.FormatBound(hi))
+	}
 	return name, v, nil
 }
 

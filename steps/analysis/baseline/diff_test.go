@@ -232,6 +232,8 @@ func TestParseTolerance(t *testing.T) {
 		{"ttft_p50_ms", "", 0, "want METRIC=VALUE"},
 		{"ttft_p50_ms=-1", "", 0, "not a non-negative number"},
 		{"ttft_p50_ms=abc", "", 0, "not a non-negative number"},
+		{"ttft_p50_ms=1000000", "ttft_p50_ms", 1000000, ""},
+		{"ttft_p50_ms=1000001", "", 0, "must be between 0 and 1000000 (as schedule.tolerances in a campaign file)"},
 	}
 	for _, tc := range cases {
 		m, v, err := ParseTolerance(tc.in)

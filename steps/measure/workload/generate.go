@@ -32,6 +32,9 @@ type GenerateOptions struct {
 	Out          io.Writer             // where Generate writes the JSONL (GenerateFile sets it)
 	Workers      int                   // parallel prompt builders; 0 means GOMAXPROCS
 	Progress     func(done, total int) // called after each written line when set
+	// MaxBytes bounds the file (0: MaxDatasetBytes, the most a dataset-replay cell reads): a
+	// count that cannot fit is refused after the first prompts, before the rest are built.
+	MaxBytes int64
 }
 
 // instructions open every generated prompt, so a model (a reasoning one above all) meets a
@@ -75,6 +78,11 @@ func Generate(ctx context.Context, opts GenerateOptions) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = MaxDatasetBytes
+	}
+	var written int64
 	// Build a batch in parallel, then write it in order: memory stays bounded by the batch.
 	batch := make([][]byte, workers)
 	for lo := 0; lo < opts.Count; lo += workers {
@@ -97,16 +105,51 @@ func Generate(ctx context.Context, opts GenerateOptions) error {
 		if err := g.Wait(); err != nil {
 			return err
 		}
+		if err := checkSize(opts.Count, hi, written+lineBytes(batch[:hi-lo]), limit, b.InputTokens); err != nil {
+			return err
+		}
 		for i := lo; i < hi; i++ {
 			if _, err := opts.Out.Write(batch[i-lo]); err != nil {
 				return fmt.Errorf("write request %d: %w", i, err)
 			}
+			written += int64(len(batch[i-lo]))
 			if opts.Progress != nil {
 				opts.Progress(i+1, opts.Count)
 			}
 		}
 	}
 	return nil
+}
+
+// lineBytes is the size of a batch of lines.
+func lineBytes(lines [][]byte) int64 {
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l))
+	}
+	return n
+}
+
+// ErrTooManyRequests says a dataset would pass its size bound: the count asked is too large.
+var ErrTooManyRequests = errors.New("too many requests")
+
+// checkSize refuses a dataset whose size — built bytes of the first done requests, extrapolated
+// to count (lines of one budget differ by a few bytes) — passes limit, saying how many fit.
+func checkSize(count, done int, built, limit int64, inputTokens int) error {
+	if built <= limit && built/int64(done)*int64(count) <= limit+limit/20 {
+		return nil
+	}
+	fit := limit * int64(done) / built
+	return fmt.Errorf("generate dataset: %w: %d of %d input tokens make about %s, more than the %s a dataset-replay cell reads: about %d fit (a replay cycles through its prompts)",
+		ErrTooManyRequests, count, inputTokens, size(built/int64(done)*int64(count)), size(limit), fit)
+}
+
+// size words a byte count in MiB, or in bytes below one.
+func size(n int64) string {
+	if n < 1<<20 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	return strconv.FormatInt(n>>20, 10) + " MiB"
 }
 
 // naturalPrompt returns an instruction and generated paragraphs of exactly budget tokens.

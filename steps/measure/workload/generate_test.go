@@ -3,9 +3,12 @@ package workload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,5 +163,36 @@ func TestGenerateFileCanceled(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("directory holds %d entries after a canceled run, want 1", len(entries))
+	}
+}
+
+// TestGenerateRefusesOversize: a count whose file would pass the bound is refused after the
+// first batch (about how many fit said), with nothing but the first batch built; the same
+// count under a bound it fits is written whole.
+func TestGenerateRefusesOversize(t *testing.T) {
+	var buf bytes.Buffer
+	opts := GenerateOptions{Shape: "custom", InputTokens: 64, OutputTokens: 8, Count: 1000, Seed: 1, Workers: 2, Out: &buf, MaxBytes: 4000}
+	err := Generate(context.Background(), opts)
+	if err == nil || !regexp.MustCompile(`^generate dataset: too many requests: 1000 of 64 input tokens make about [0-9]+ bytes, more than the 4000 bytes a dataset-replay cell reads: about [0-9]+ fit`).MatchString(err.Error()) {
+		t.Fatalf("err = %v", err)
+	}
+	if !errors.Is(err, ErrTooManyRequests) {
+		t.Errorf("err %v is not ErrTooManyRequests", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("%d bytes written before the refusal", buf.Len())
+	}
+	m := regexp.MustCompile(`about (\d+) fit`).FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("no count that fits in %q", err)
+	}
+	fit, _ := strconv.Atoi(m[1])
+	buf.Reset()
+	opts.Count = fit - 2 // lines differ by a few bytes
+	if err := Generate(context.Background(), opts); err != nil {
+		t.Fatalf("%d requests, said to fit: %v", opts.Count, err)
+	}
+	if int64(buf.Len()) > opts.MaxBytes || bytes.Count(buf.Bytes(), []byte("\n")) != opts.Count {
+		t.Errorf("%d bytes, %d lines; want at most %d bytes, %d lines", buf.Len(), bytes.Count(buf.Bytes(), []byte("\n")), opts.MaxBytes, opts.Count)
 	}
 }
