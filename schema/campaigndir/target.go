@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
 // Target is what a path a user names for perfdag to write must be.
@@ -176,23 +178,28 @@ func (e *InsideError) Error() string {
 	return msg
 }
 
-// Owner says whether dir is a campaign directory — it holds run.json, a calibration.json, or
-// a checkpoint journal — and which campaign's (run.json's slug, else the calibration's; ""
-// when neither says).
+// Owner says whether dir is a campaign directory, and whose: its run.json names a campaign,
+// or its calibration.json is a calibration_v1 (perfdag calibrate before the first run), or it
+// holds a frozen config.yaml beside a checkpoint journal (a run.json lost or garbled: no known
+// campaign, ""). A run.json or calibration.json of another tool does not make one.
 func Owner(dir string) (campaign string, ok bool) {
-	for _, p := range []string{RunInfo(dir), filepath.Join(dir, calibration)} {
-		if b, found := readSmall(p); found {
-			var rec struct {
-				Campaign string `json:"campaign"`
-			}
-			_ = json.Unmarshal(b, &rec) // unreadable: a campaign directory all the same, of no known campaign
-			return rec.Campaign, true
+	var rec struct {
+		Schema   string `json:"schema"`
+		Campaign string `json:"campaign"`
+	}
+	if b, found := readSmall(RunInfo(dir)); found && json.Unmarshal(b, &rec) == nil && rec.Campaign != "" {
+		return rec.Campaign, true
+	}
+	rec.Campaign = ""
+	if b, found := readSmall(filepath.Join(dir, calibration)); found && json.Unmarshal(b, &rec) == nil && rec.Schema == schema.SchemaCalibration {
+		return rec.Campaign, true
+	}
+	for _, p := range []string{Config(dir), Journal(dir)} {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return "", false
 		}
 	}
-	if st, err := os.Stat(Journal(dir)); err == nil && st.Mode().IsRegular() {
-		return "", true
-	}
-	return "", false
+	return "", true
 }
 
 // maxRecord bounds what Owner reads of run.json or calibration.json (each a few KiB).

@@ -137,8 +137,9 @@ func TestCheckTarget(t *testing.T) {
 	}
 }
 
-// TestOwner: run.json names the campaign, else a calibration does; a journal alone, or a
-// run.json that is no JSON, still marks a campaign directory; a FIFO named run.json neither
+// TestOwner: run.json names the campaign, else a calibration does; a frozen config beside a
+// journal marks a campaign directory whose run.json was lost or garbled; another tool's
+// run.json or calibration.json does not, nor a journal alone; a FIFO named run.json neither
 // blocks nor counts.
 func TestOwner(t *testing.T) {
 	root := t.TempDir()
@@ -168,8 +169,9 @@ func TestOwner(t *testing.T) {
 	}{
 		{mk("run", map[string]string{runFile: `{"campaign": "a"}`, calibration: `{"campaign": "b"}`}), "a", true},
 		{mk("calibrated", map[string]string{calibration: `{"schema": "calibration_v1", "campaign": "b"}`}), "b", true},
-		{mk("journal", map[string]string{stateDir + "/" + journalFile: "{}\n"}), "", true},
-		{mk("garbled", map[string]string{runFile: "not json"}), "", true},
+		{mk("garbled", map[string]string{runFile: "not json", configFile: "version: 1", stateDir + "/" + journalFile: "{}\n"}), "", true},
+		{mk("journal", map[string]string{stateDir + "/" + journalFile: "{}\n"}), "", false},
+		{mk("other-tool", map[string]string{runFile: `{"name": "x"}`, calibration: `{"campaign": "y"}`}), "", false},
 		{mk("notes", map[string]string{"notes.txt": "hi", configFile: "x: 1"}), "", false},
 		{fifoDir, "", false},
 	} {
