@@ -42,7 +42,7 @@ func readCalibration(dir, slug string) (*schema.Calibration, string) {
 	case c.Schema != schema.SchemaCalibration:
 		return nil, fmt.Sprintf("%s: schema %q, want %s", campaigndir.Calibration(), c.Schema, schema.SchemaCalibration)
 	case c.Campaign != slug:
-		return nil, fmt.Sprintf("%s calibrates campaign %s, not %s (other prompts and concurrencies): not used; run perfdag calibrate on this campaign's file", campaigndir.Calibration(), c.Campaign, slug)
+		return nil, fmt.Sprintf("%s calibrates campaign %s, not %s (other prompts and concurrencies): run perfdag calibrate on this campaign's file", campaigndir.Calibration(), c.Campaign, slug)
 	}
 	return &c, ""
 }

@@ -23,7 +23,7 @@ func TestReadCalibration(t *testing.T) {
 	if c, msg := readCalibration(dir, "x"); c == nil || msg != "" || c.Points[0].Concurrency != 4 {
 		t.Errorf("good file: %v, %q", c, msg)
 	}
-	if c, msg := readCalibration(dir, "y"); c != nil || msg != "calibration.json calibrates campaign x, not y (other prompts and concurrencies): not used; run perfdag calibrate on this campaign's file" {
+	if c, msg := readCalibration(dir, "y"); c != nil || msg != "calibration.json calibrates campaign x, not y (other prompts and concurrencies): run perfdag calibrate on this campaign's file" {
 		t.Errorf("another campaign's file: %v, %q", c, msg)
 	}
 	for content, want := range map[string]string{
