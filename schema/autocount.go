@@ -11,12 +11,19 @@ import (
 // AutoCount is requests_per_point: {auto: {...}}: a point measures in batches until the 95 %
 // interval of Metric is within RelCI of its estimate (and it sent at least Min requests), or
 // until Max requests, so a quiet point stops early and a noisy one gets the requests it needs.
+// With Decide instead of Metric and RelCI, it measures until an SLO's verdict is known.
 type AutoCount struct {
-	Metric string  `yaml:"metric" json:"metric"`
-	RelCI  float64 `yaml:"rel_ci" json:"rel_ci"`
-	Min    int     `yaml:"min,omitempty" json:"min,omitempty"`
-	Max    int     `yaml:"max,omitempty" json:"max,omitempty"`
+	Metric string  `yaml:"metric,omitempty" json:"metric,omitempty"`
+	RelCI  float64 `yaml:"rel_ci,omitempty" json:"rel_ci,omitempty"`
+	// Decide is what the point measures to decide: DecideSLO (the cell's search.slo), or an SLO
+	// rule written out ("ttft_p50_ms <= 250 && error_count == 0") for a cell without a search.
+	Decide string `yaml:"decide,omitempty" json:"decide,omitempty"`
+	Min    int    `yaml:"min,omitempty" json:"min,omitempty"`
+	Max    int    `yaml:"max,omitempty" json:"max,omitempty"`
 }
+
+// DecideSLO is decide's value that names the cell's search.slo as the rule to decide.
+const DecideSLO = "slo"
 
 // AutoMetrics are the point metrics an auto point can watch, keyed as a point's intervals
 // are (atlas names): means and the throughputs (Σ per request / window) by batch means,
@@ -34,7 +41,7 @@ const (
 	AutoMinFloor      = 30   // default min is max(AutoMinFloor, 3 × concurrency)
 	AutoMaxDefault    = 2000 // default max is max(AutoMaxDefault, 100 × concurrency), capped
 	AutoMaxPerConc    = 100  // requests per unit of concurrency in the default max
-	autoKeysInMessage = "metric, rel_ci, min, max"
+	autoKeysInMessage = "metric, rel_ci, decide, min, max"
 )
 
 // IsAutoMetric reports whether name is one of AutoMetrics.
@@ -48,14 +55,23 @@ func IsAutoMetric(name string) bool {
 }
 
 // MinFor is the fewest requests the point sends at concurrency c: the set min, else
-// max(AutoMinFloor, 3 × c), never above MaxFor.
+// max(AutoMinFloor, 3 × c) (a decide point: its first look, DecideFirstTurns × c), never
+// above MaxFor.
 func (a AutoCount) MinFor(c int) int {
 	n := a.Min
-	if n <= 0 {
+	switch {
+	case n > 0:
+	case a.Decide != "":
+		n = DecideFirstTurns * max(c, 1)
+	default:
 		n = max(AutoMinFloor, 3*c)
 	}
 	return min(n, a.MaxFor(c))
 }
+
+// DecideFirstTurns is when a decide point first looks, in turns of its slots (requests per
+// unit of concurrency): a server without variance is decided there.
+const DecideFirstTurns = 4
 
 // MaxFor is the most requests the point sends at concurrency c: the set max, else
 // max(AutoMaxDefault, 100 × c), at most MaxRequestsPerPoint either way.
@@ -71,6 +87,16 @@ func (a AutoCount) MaxFor(c int) int {
 // for validate to place at that key.
 func (a AutoCount) Problems() map[string]string {
 	out := map[string]string{}
+	if a.Decide != "" {
+		switch {
+		case a.Metric != "":
+			out["metric"] = "requests_per_point auto: decide and metric are alternatives: a point measures until its SLO verdict is known, or until one metric is precise enough"
+		case a.RelCI != 0:
+			out["rel_ci"] = "requests_per_point auto: decide and rel_ci are alternatives: a decided point stops when its verdict is known at 95 %, not at a precision"
+		}
+		a.bounds(out)
+		return out
+	}
 	switch {
 	case a.Metric == "":
 		out["metric"] = "requests_per_point auto needs a metric to watch"
@@ -80,6 +106,12 @@ func (a AutoCount) Problems() map[string]string {
 	if r := a.RelCI; !(r > 0 && r < 1) {
 		out["rel_ci"] = fmt.Sprintf("requests_per_point auto: rel_ci = %v: want a fraction between 0 and 1 (0.02 is ±2 %%)", r)
 	}
+	a.bounds(out)
+	return out
+}
+
+// bounds adds the problems of min and max to out.
+func (a AutoCount) bounds(out map[string]string) {
 	switch {
 	case a.Min < 0:
 		out["min"] = fmt.Sprintf("requests_per_point auto: min = %d: want a positive count", a.Min)
@@ -94,12 +126,14 @@ func (a AutoCount) Problems() map[string]string {
 	case a.Max > 0 && a.Min > a.Max:
 		out["min"] = fmt.Sprintf("requests_per_point auto: min = %d is above max = %d", a.Min, a.Max)
 	}
-	return out
 }
 
 // String writes the spec compactly, for plans and summaries.
 func (a AutoCount) String() string {
 	s := fmt.Sprintf("auto %s ±%s%%", a.Metric, strconv.FormatFloat(a.RelCI*100, 'g', 4, 64))
+	if a.Decide != "" {
+		s = "auto decide " + a.Decide
+	}
 	if a.Min > 0 {
 		s += " min " + strconv.Itoa(a.Min)
 	}
@@ -140,6 +174,12 @@ func parseAuto(v map[string]any) (*AutoCount, error) {
 			a.Metric = s
 		case "rel_ci":
 			a.RelCI, err = number(val)
+		case "decide":
+			s, ok := val.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				err = fmt.Errorf("want %q (the cell's search.slo) or an SLO rule such as \"ttft_p50_ms <= 250 && error_count == 0\", got %v", DecideSLO, val)
+			}
+			a.Decide = strings.TrimSpace(s)
 		case "min":
 			a.Min, err = count(val)
 		case "max":

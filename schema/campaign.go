@@ -106,7 +106,7 @@ type Cell struct {
 	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
 	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
 	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points (optional with search:)"`
-	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, \"Nx\" for N times the concurrency (default 3x, at least 10), or {auto: {metric, rel_ci, min, max}} to measure until the metric's 95 % interval is within ±rel_ci; at most 100000 however written, Nx up to 1000x"`
+	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, \"Nx\" for N times the concurrency (default 3x, at least 10), {auto: {metric, rel_ci, min, max}} to measure until the metric's 95 % interval is within ±rel_ci, or {auto: {decide: slo}} to measure until the SLO's verdict is known at 95 %; at most 100000 however written, Nx up to 1000x"`
 	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`
 	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`

@@ -253,6 +253,9 @@ type Point struct {
 	Intervals Intervals `json:"intervals,omitempty"`
 	// Auto is set when requests_per_point was auto: why the point stopped measuring.
 	Auto *AutoStop `json:"auto,omitempty"`
+	// Decision is set when requests_per_point was {auto: {decide: ...}}: the SLO verdict the
+	// point measured until, with its bounds, their confidence and the looks it took.
+	Decision *Decision `json:"decision,omitempty"`
 }
 
 // PointImport says where an imported point came from and how its statistics were made.

@@ -52,6 +52,9 @@ type SweepProbe struct {
 	Met         bool   `json:"met"`              // the SLO held (search), or the point is kept (list)
 	Status      string `json:"status"`           // the point's status: ok, partial, failed
 	Values      string `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
+	// Verdict is the probe's decided SLO verdict (meets, misses, undecided) when its point
+	// measured until the SLO was decided (Point.Decision); an undecided probe is not met.
+	Verdict string `json:"verdict,omitempty"`
 	// NoEvidence marks a search's probe with no valid request (or no point): it says nothing
 	// about the SLO, so the search stopped there with its knee unknown.
 	NoEvidence  bool     `json:"no_evidence,omitempty"`

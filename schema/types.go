@@ -161,13 +161,16 @@ func (Count) JSONSchema() map[string]any {
 		map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
 		map[string]any{"type": "string", "pattern": "^([1-9][0-9]{0,2}|1000)x$"},
 		map[string]any{"type": "object", "additionalProperties": false, "required": []any{"auto"}, "properties": map[string]any{
-			"auto": map[string]any{"type": "object", "additionalProperties": false, "required": []any{"metric", "rel_ci"},
-				"description": "measure in batches until the 95 % interval of metric is within ±rel_ci of its estimate (docs/measurement.md)",
+			"auto": map[string]any{"type": "object", "additionalProperties": false,
+				"oneOf":       []any{map[string]any{"required": []any{"metric", "rel_ci"}}, map[string]any{"required": []any{"decide"}}},
+				"description": "measure in batches until the 95 % interval of metric is within ±rel_ci of its estimate, or (decide) until an SLO's verdict is known at 95 % (docs/measurement.md)",
 				"properties": map[string]any{
 					"metric": map[string]any{"type": "string", "enum": autoMetricsAny()},
 					"rel_ci": map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-					"min":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
-					"max":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
+					"decide": map[string]any{"type": "string", "minLength": 1,
+						"description": "slo: decide the cell's search.slo; or an SLO rule (ttft_p50_ms <= 250 && error_count == 0) for a cell without a search"},
+					"min": map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
+					"max": map[string]any{"type": "integer", "minimum": 1, "maximum": MaxRequestsPerPoint},
 				}},
 		}},
 	}}

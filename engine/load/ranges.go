@@ -150,7 +150,10 @@ func (v *validator) auto(cell *schema.Cell, a schema.AutoCount, p string) {
 			continue
 		}
 		hint := autoHints[field]
-		if field == "metric" {
+		switch {
+		case a.Decide != "" && (field == "metric" || field == "rel_ci"):
+			hint = "drop metric and rel_ci to stop when the SLO's verdict is known, or drop decide to stop at a precision"
+		case field == "metric":
 			hint = diag.DidYouMean(a.Metric, schema.AutoMetrics)
 			if hint == "" {
 				hint = "one of " + strings.Join(schema.AutoMetrics, ", ")

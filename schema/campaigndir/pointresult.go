@@ -1,5 +1,7 @@
 package campaigndir
 
+import "github.com/perfdag/perfdag/schema"
+
 // PointResult is what gates on a measured point read (run-shape's result): flat, named like
 // the atlas, so a sweep's SLO and a gate read the same names.
 type PointResult struct {
@@ -36,6 +38,8 @@ type PointResult struct {
 	Violations             int      `json:"violations"`        // protocol violations, all kinds
 	Retries                int      `json:"retries"`           // requests retried after a stale idle connection
 	ErrorClasses           []string `json:"error_classes"`
+	// Decision is the point's SLO decision when it measured until one was known.
+	Decision *schema.Decision `json:"decision,omitempty"`
 	// Files names what the point wrote, for the steps that read it (scrape-spec's second
 	// half, dcgm-correlate, aggregate).
 	Files PointFiles `json:"files"`

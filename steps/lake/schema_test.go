@@ -79,7 +79,7 @@ func TestColumnsMatchRecords(t *testing.T) {
 					want = lake.Double
 				case reflect.Bool:
 					want = lake.Boolean
-				case reflect.Slice, reflect.Map:
+				case reflect.Slice, reflect.Map, reflect.Struct:
 					want = lake.JSON
 					if !c.JSON {
 						t.Errorf("column %s holds a %s but is not marked JSON", c.Name, typ)

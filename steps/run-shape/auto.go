@@ -62,6 +62,11 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 // precision. (Higher concurrencies need more: a look there just waits, up to max.)
 func checkAuto(i int, cell schema.Cell) error {
 	a := cell.RequestsPerPoint.Auto
+	if a != nil && a.Decide != "" {
+		return &engine.FieldError{Path: fmt.Sprintf("cells[%d].requests_per_point.auto.decide", i),
+			Err:  fmt.Errorf("cell %s: requests_per_point auto decide is not measured yet (issue 28)", cell.ID),
+			Hint: "use {auto: {metric, rel_ci}} for now"}
+	}
 	if a == nil || len(cell.Concurrencies) == 0 {
 		return nil
 	}

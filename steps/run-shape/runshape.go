@@ -263,7 +263,7 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
 		TokenBasis: p.TokenBasis, UsageDiscrepancy: p.UsageDiscrepancy, TruncatedPrompts: p.TruncatedPrompts,
-		Violations: violations, Retries: p.Retries, Files: files,
+		Violations: violations, Retries: p.Retries, Files: files, Decision: p.Decision,
 	}
 }
 

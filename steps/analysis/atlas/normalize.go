@@ -162,6 +162,7 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	row.RequestCount = p.RequestCount
 	row.ErrorCount = p.ErrorCount
 	row.Intervals = maps.Clone(p.Intervals)
+	row.Decision = p.Decision
 	if p.GPUs > 0 {
 		row.GPUs = p.GPUs
 	}
