@@ -105,7 +105,7 @@ type Cell struct {
 	ID               string   `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
 	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
 	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
-	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points (optional with search:)"`
+	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points (none with search:, whose probes are the points)"`
 	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, \"Nx\" for N times the concurrency (default 3x, at least 10), {auto: {metric, rel_ci, min, max}} to measure until the metric's 95 % interval is within ±rel_ci, or {auto: {decide: slo}} to measure until the SLO's verdict is known at 95 %; at most 100000 however written, Nx up to 1000x"`
 	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`

@@ -3,6 +3,7 @@ package runshape
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
@@ -58,8 +59,13 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 }
 
 // checkAuto refuses an auto max (set, or the default) below the valid requests the metric's
-// interval is made from at the cell's lowest concurrency: such a point could never state its
-// precision. (Higher concurrencies need more: a look there just waits, up to max.)
+// interval is made from at some concurrency the cell may measure: a listed one, or any a
+// search may probe in [from, to]. Such a point could never state its precision.
+//
+// The ends of the span suffice: the requests an interval needs grow with concurrency (each
+// batch holds InflightFactor × c requests) and so does the default max (100 × c, capped), so a
+// count short somewhere in the span is short at its low end (the metric's own minimum, e.g.
+// p95's 2,000, is above max) or at its high end (c's batches no longer fit under max).
 func checkAuto(i int, cell schema.Cell) error {
 	a := cell.RequestsPerPoint.Auto
 	if a != nil && a.Decide != "" {
@@ -67,20 +73,82 @@ func checkAuto(i int, cell schema.Cell) error {
 			Err:  fmt.Errorf("cell %s: requests_per_point auto decide is not measured yet (issue 28)", cell.ID),
 			Hint: "use {auto: {metric, rel_ci}} for now"}
 	}
-	if a == nil || len(cell.Concurrencies) == 0 {
+	lo, hi, ok := span(cell)
+	if a == nil || !ok {
 		return nil
 	}
-	low := slices.Min(cell.Concurrencies)
-	need := autostop.Need(a.Metric, low)
-	if need == 0 || a.MaxFor(low) >= need {
+	short := func(c int) bool { n := autostop.Need(a.Metric, c); return n > 0 && a.MaxFor(c) < n }
+	c := hi // the worst when both ends are short: the most any point of the cell needs
+	switch {
+	case short(hi):
+	case short(lo):
+		c = lo
+	default:
 		return nil
 	}
+	need := autostop.Need(a.Metric, c)
 	path, what := fmt.Sprintf("cells[%d].requests_per_point.auto", i), "the default max"
 	if a.Max > 0 {
 		path, what = path+".max", "max"
 	}
-	return &engine.FieldError{Path: path,
-		Err: fmt.Errorf("cell %s: requests_per_point auto: %s = %d is below the %d valid requests an interval of %s needs at concurrency %d",
-			cell.ID, what, a.MaxFor(low), need, a.Metric, low),
-		Hint: fmt.Sprintf("max: %d or more", need)}
+	at := fmt.Sprintf("concurrency %d", c)
+	switch {
+	case cell.Search != nil && c == cell.Search.To:
+		at += ", the search's upper bound (search.to)"
+	case cell.Search != nil:
+		at += ", the search's lower bound (search.from)"
+	}
+	var hints []string
+	if need <= schema.MaxRequestsPerPoint {
+		hints = append(hints, fmt.Sprintf("max: %d or more", need))
+	}
+	switch top := highestServed(a, lo, c); {
+	case top == 0 || c != hi:
+	case cell.Search != nil:
+		hints = append(hints, fmt.Sprintf("search to: %d (the highest concurrency whose interval fits under max = %d)", top, a.MaxFor(top)))
+	default:
+		hints = append(hints, fmt.Sprintf("list no concurrency above %d", top))
+	}
+	err := fmt.Errorf("cell %s: requests_per_point auto: %s = %d is below the %d valid requests an interval of %s needs at %s",
+		cell.ID, what, a.MaxFor(c), need, a.Metric, at)
+	if need > schema.MaxRequestsPerPoint {
+		// no count can serve it: what to change is the concurrency
+		err = fmt.Errorf("cell %s: requests_per_point auto: an interval of %s needs more than the %d requests a point may send (docs/limits.md) at %s",
+			cell.ID, a.Metric, schema.MaxRequestsPerPoint, at)
+		path = fmt.Sprintf("cells[%d].concurrencies[%d]", i, slices.Index(cell.Concurrencies, c))
+		if cell.Search != nil {
+			path = fmt.Sprintf("cells[%d].search.to", i)
+		}
+	}
+	return &engine.FieldError{Path: path, Err: err, Hint: strings.Join(hints, ", or ")}
+}
+
+// span is the lowest and highest concurrency a cell may measure: its search's bounds, else
+// its list's; ok is false when it has neither.
+func span(cell schema.Cell) (lo, hi int, ok bool) {
+	if s := cell.Search; s != nil {
+		return s.From, s.To, s.From >= 1 && s.To >= s.From
+	}
+	if len(cell.Concurrencies) == 0 {
+		return 0, 0, false
+	}
+	return slices.Min(cell.Concurrencies), slices.Max(cell.Concurrencies), true
+}
+
+// highestServed is the highest concurrency in [lo, below) at which a's max still covers what
+// the metric's interval needs, 0 when none (the need grows with concurrency: a bisection).
+func highestServed(a *schema.AutoCount, lo, below int) int {
+	fits := func(c int) bool { return autostop.Need(a.Metric, c) <= a.MaxFor(c) }
+	if below <= lo || !fits(lo) {
+		return 0
+	}
+	ok, bad := lo, below
+	for bad-ok > 1 {
+		if mid := ok + (bad-ok)/2; fits(mid) {
+			ok = mid
+		} else {
+			bad = mid
+		}
+	}
+	return ok
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/autostop"
 )
 
 // An auto count is part of the point: each of its fields changes the fingerprint, so editing
@@ -41,5 +42,44 @@ func TestAutoSpecEntersTheFingerprint(t *testing.T) {
 	}
 	if got := requestsInput(schema.Count{Multiple: 3}, 4); got != 12 {
 		t.Errorf("3x at c4 enters the fingerprint as %v, want the bare count 12", got)
+	}
+}
+
+// checkAuto looks only at the ends of the concurrencies a cell may measure; that is enough
+// because what an interval needs and the default max both grow with concurrency. Checked here
+// over every span of a grid of concurrencies, for every metric and a spread of maxes: a span
+// with a short concurrency anywhere is short at one of its ends.
+func TestAutoShortSomewhereIsShortAtAnEnd(t *testing.T) {
+	var grid []int
+	for c := 1; c <= 64; c++ {
+		grid = append(grid, c)
+	}
+	grid = append(grid, 100, 200, 500, 999, 1000, 1001, 1249, 1250, 1251, 2000, 5000)
+	for _, m := range schema.AutoMetrics {
+		need := make([]int, len(grid))
+		for i, c := range grid {
+			need[i] = autostop.Need(m, c)
+		}
+		for _, max := range []int{0, 50, 200, 2000, 5120, 20000, schema.MaxRequestsPerPoint} {
+			a := schema.AutoCount{Metric: m, RelCI: 0.02, Max: max}
+			short := func(i int) bool { return a.MaxFor(grid[i]) < need[i] }
+			for lo := range grid {
+				anywhere := false
+				for hi := lo; hi < len(grid); hi++ {
+					anywhere = anywhere || short(hi)
+					if anywhere != (short(lo) || short(hi)) {
+						t.Fatalf("%s max %d: [%d, %d] is short inside but not at an end", m, max, grid[lo], grid[hi])
+					}
+					if lo > 0 && hi < len(grid)-1 || (lo+hi)%3 != 0 {
+						continue // checkAuto on a third of the spans from the first or to the last
+					}
+					cell := schema.Cell{ID: "a", RequestsPerPoint: schema.Count{Auto: &a},
+						Search: &schema.Search{SLO: "true", From: grid[lo], To: grid[hi]}}
+					if err := checkAuto(0, cell); (err != nil) != anywhere {
+						t.Fatalf("%s max %d: search [%d, %d]: checkAuto says %v, short somewhere %v", m, max, grid[lo], grid[hi], err, anywhere)
+					}
+				}
+			}
+		}
 	}
 }

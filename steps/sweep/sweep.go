@@ -100,6 +100,11 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 	if cell.StopWhen != "" {
 		bad("", fmt.Errorf("cell %s has both search and stop_when", cell.ID), "a cell is searched or swept over its list, not both")
 	}
+	if len(cell.Concurrencies) > 0 {
+		errs = append(errs, &engine.FieldError{Path: strings.TrimSuffix(p, ".search") + ".concurrencies",
+			Err:  fmt.Errorf("cell %s has both search and concurrencies: its points are the concurrencies the search probes, so the list would be ignored", cell.ID),
+			Hint: "keep search: and delete concurrencies:, or keep the list and delete search: (stop_when: ends a list early)"})
+	}
 	if strings.TrimSpace(s.SLO) == "" {
 		bad(".slo", fmt.Errorf("cell %s: search has no slo", cell.ID), `slo: "itl_avg_ms <= 50 && error_count == 0"`)
 	} else if _, err := compile(c, cell, s.SLO, false); err != nil {
