@@ -10,8 +10,8 @@ import "github.com/perfdag/perfdag/schema"
 type Fanout interface {
 	// Next returns the concurrencies to measure next (in order), none when the answer is
 	// known. probes are the groups made so far, in order; free lists the concurrencies whose
-	// groups an earlier run measured and a reuse would give at no cost, so a search can
-	// narrow its bracket with them first. Next must be a pure function of its arguments: a
+	// groups an earlier run measured and a reuse would give at no cost (or that --force asks
+	// to measure again), so a search can narrow its bracket with them first. Next must be a pure function of its arguments: a
 	// resume replays it over the reused groups and must reach the same decisions.
 	Next(probes []Probe, free []int) ([]int, error)
 }

@@ -154,7 +154,7 @@ func (s *Service) Resume(ctx context.Context, dir string, o RunOptions) (*Outcom
 }
 
 func (s *Service) run(ctx context.Context, c *Compiled, sourcePath string, o RunOptions) (*Outcome, error) {
-	if err := checkSelection(c, o); err != nil {
+	if err := checkSelection(c, o.Out, o); err != nil {
 		return nil, err // before a directory is made for a run that would select nothing
 	}
 	src := c.File.Source
@@ -272,18 +272,21 @@ func runError(dir string, sum *run.Summary) error {
 
 // DryRun says what a run of c in dir would do, writing nothing.
 func (s *Service) DryRun(c *Compiled, dir string, o RunOptions) ([]*run.Decision, error) {
-	if err := checkSelection(c, o); err != nil {
+	if err := checkSelection(c, dir, o); err != nil {
 		return nil, err
 	}
 	return run.New(c.Plan, dir, run.Options{Registry: s.Registry, Only: o.Only, Force: o.Force}).DryRun()
 }
 
-// checkSelection refuses, as bad usage, an --only or --force pattern that matches no node.
-func checkSelection(c *Compiled, o RunOptions) error {
-	if err := run.CheckSelection(c.Plan, run.Options{Only: o.Only, Force: o.Force}); err != nil {
-		return Coded(CodeUsage, fmt.Errorf("%w\n  'perfdag plan FILE' lists every node id; * matches any text, ? one character", err))
+// checkSelection refuses, as bad usage, an --only or --force pattern that matches no node of
+// the plan or of the probes dir's fan-out nodes made.
+func checkSelection(c *Compiled, dir string, o RunOptions) error {
+	err := run.CheckSelection(c.Plan, dir, run.Options{Only: o.Only, Force: o.Force})
+	if errors.As(err, new(*run.Unselected)) {
+		return Coded(CodeUsage, fmt.Errorf("%w\n  'perfdag plan FILE' lists every node id, 'perfdag status DIR' also the probes a search made; "+
+			"* matches any text, ? one character", err))
 	}
-	return nil
+	return err
 }
 
 // info is the run record of a campaign: nothing secret, addresses redacted.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema"
 )
 
@@ -62,28 +63,20 @@ func (p *Plan) AddPoint(parent *Node, conc int) ([]*Node, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var group, fresh []*Node
-	for _, st := range p.Campaign.Steps {
-		if st.Scope != engine.ScopePoint {
+	for _, sl := range p.slots(parent, conc) {
+		id := sl.id
+		if n, ok := p.byID[id]; ok {
+			if n.Parent != parent {
+				return nil, fmt.Errorf("add point %s: the node exists outside %s", id, parent.ID)
+			}
+			group = append(group, n)
 			continue
 		}
-		for _, phase := range []string{"before", ""} {
-			if phase == "before" && st.Brackets == "" {
-				continue
-			}
-			id := Name(st.ID, phase, parent.Cell.ID, conc)
-			if n, ok := p.byID[id]; ok {
-				if n.Parent != parent {
-					return nil, fmt.Errorf("add point %s: the node exists outside %s", id, parent.ID)
-				}
-				group = append(group, n)
-				continue
-			}
-			n := &Node{ID: id, Step: st, Cell: parent.Cell, CellIdx: parent.CellIdx, Conc: conc,
-				PointIdx: fanoutPointBase + conc, Phase: phase, Parent: parent}
-			p.byID[id] = n
-			p.byStep.add(st.ID, n)
-			group, fresh = append(group, n), append(fresh, n)
-		}
+		n := &Node{ID: id, Step: sl.step, Cell: parent.Cell, CellIdx: parent.CellIdx, Conc: conc,
+			PointIdx: fanoutPointBase + conc, Phase: sl.phase, Parent: parent}
+		p.byID[id] = n
+		p.byStep.add(sl.step.ID, n)
+		group, fresh = append(group, n), append(fresh, n)
 	}
 	for _, n := range fresh {
 		p.wire(n, p.byStep)
@@ -97,6 +90,43 @@ func (p *Plan) AddPoint(parent *Node, conc int) ([]*Node, error) {
 	}
 	p.place(parent, fresh)
 	return ordered, nil
+}
+
+// slot is one node of a point group: its step, phase and id.
+type slot struct {
+	step  *load.Step
+	phase string
+	id    string
+}
+
+// slots are the nodes a fan-out node's point group at conc has, in step order.
+func (p *Plan) slots(parent *Node, conc int) []slot {
+	var out []slot
+	for _, st := range p.Campaign.Steps {
+		if st.Scope != engine.ScopePoint {
+			continue
+		}
+		for _, phase := range []string{"before", ""} {
+			if phase == "before" && st.Brackets == "" {
+				continue
+			}
+			out = append(out, slot{st, phase, Name(st.ID, phase, parent.Cell.ID, conc)})
+		}
+	}
+	return out
+}
+
+// PointIDs are the ids of the nodes a fan-out node's point group at conc has (or would have),
+// without adding them: what a run-time probe's nodes are called before it is replayed.
+func (p *Plan) PointIDs(parent *Node, conc int) []string {
+	if !parent.Fanout() {
+		return nil
+	}
+	var out []string
+	for _, sl := range p.slots(parent, conc) {
+		out = append(out, sl.id)
+	}
+	return out
 }
 
 // topo orders a group by its internal edges (stable in step order).

@@ -284,6 +284,9 @@ func (r *Runner) selected() map[string]bool {
 			return
 		}
 		sel[n.ID] = true
+		if n.Parent != nil {
+			mark(n.Parent) // a probe runs inside its search: selecting it selects the fan-out node
+		}
 		for _, d := range n.Deps {
 			if d.Data {
 				mark(d.Node)

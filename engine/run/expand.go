@@ -149,17 +149,20 @@ func (w *walk) search(n *plan.Node) error {
 	}
 }
 
-// free lists the concurrencies of replayed groups that would be reused whole.
+// free lists the concurrencies of replayed groups that would be reused whole, and of those
+// --force names: the user asked for that probe, so the search takes it like a free one
+// (before any new midpoint) rather than passing it by.
 func (w *walk) free(n *plan.Node) []int {
-	byConc := map[int]bool{}
+	byConc, forced := map[int]bool{}, map[int]bool{}
 	for _, c := range w.r.plan.Children(n) {
 		ok, seen := byConc[c.Conc]
 		reused := w.decisionOf(c.ID).Action == ActReuse
 		byConc[c.Conc] = reused && (ok || !seen)
+		forced[c.Conc] = forced[c.Conc] || w.r.forced(c.ID)
 	}
 	var out []int
 	for c, ok := range byConc {
-		if ok {
+		if ok || forced[c] {
 			out = append(out, c)
 		}
 	}

@@ -3,8 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/plan"
 )
@@ -31,12 +33,22 @@ func (u *Unselected) Error() string {
 }
 
 // CheckSelection returns an *Unselected for every pattern of o.Only and o.Force that matches
-// no node of p (joined), or nil. --only-list lines are --only patterns.
-func CheckSelection(p *plan.Plan, o Options) error {
+// no node of p (joined), or nil. --only-list lines are --only patterns. In dir (a campaign
+// directory, or "" for a fresh one) the nodes of every probe a fan-out node's checkpoint says
+// it made count too: status lists them, so they can be re-measured by name.
+func CheckSelection(p *plan.Plan, dir string, o Options) error {
+	if len(o.Only) == 0 && len(o.Force) == 0 {
+		return nil
+	}
 	ids := make([]string, len(p.Nodes))
 	for i, n := range p.Nodes {
 		ids[i] = n.ID
 	}
+	recorded, err := recordedProbes(p, dir)
+	if err != nil {
+		return err
+	}
+	ids = append(ids, recorded...)
 	var errs []error
 	for _, set := range []struct {
 		option   string
@@ -61,4 +73,25 @@ func matchesAny(glob string, ids []string) bool {
 		}
 	}
 	return false
+}
+
+// recordedProbes are the ids of the run-time nodes dir's checkpoints say p's fan-out nodes
+// made (the groups a run replays), none for a directory without checkpoints.
+func recordedProbes(p *plan.Plan, dir string) ([]string, error) {
+	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
+		return nil, nil // a fresh directory (or none: the run says what is wrong with it)
+	}
+	records, err := checkpoint.ReadOnly(dir).LoadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read the checkpoints of %s: %w", dir, err)
+	}
+	var ids []string
+	for _, n := range p.Snapshot() {
+		if rec := records[n.ID]; rec != nil && n.Fanout() {
+			for _, c := range rec.Fanout {
+				ids = append(ids, p.PointIDs(n, c)...)
+			}
+		}
+	}
+	return ids, nil
 }

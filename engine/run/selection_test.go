@@ -28,7 +28,7 @@ func TestCheckSelection(t *testing.T) {
 			want: []Unselected{{Option: "--only", Pattern: ""}, {Option: "--force", Pattern: "settle[cell-002/*]"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckSelection(p, Options{Only: c.only, Force: c.force})
+			err := CheckSelection(p, "", Options{Only: c.only, Force: c.force})
 			var got []*Unselected
 			if j, ok := err.(interface{ Unwrap() []error }); ok {
 				for _, e := range j.Unwrap() {
