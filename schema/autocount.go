@@ -212,10 +212,17 @@ func number(v any) (float64, error) {
 	return 0, fmt.Errorf("want a number, got %v", v)
 }
 
+// count reads min or max: a whole number, at most MaxRequestsPerPoint (as every way of
+// writing requests_per_point; docs/limits.md); a negative one is left to Problems.
 func count(v any) (int, error) {
 	f, err := number(v)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+	switch {
+	case err != nil || f != math.Trunc(f):
 		return 0, fmt.Errorf("want a whole number of requests, got %v", v)
+	case f > MaxRequestsPerPoint:
+		return 0, fmt.Errorf("at most %d requests per point, got %v", MaxRequestsPerPoint, v)
+	case f < -MaxRequestsPerPoint:
+		return 0, fmt.Errorf("want a positive count, got %v", v)
 	}
 	return int(f), nil
 }

@@ -94,8 +94,10 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 	if s.Over != "" && s.Over != "concurrency" {
 		bad(".over", fmt.Errorf("cell %s: search over %q is not supported", cell.ID, s.Over), "over: concurrency (request-rate search is not built yet)")
 	}
-	if s.From < 1 || s.To < s.From {
-		bad("", fmt.Errorf("cell %s: search from %d to %d is not a range", cell.ID, s.From, s.To), "from: 1, to: 64 (from ≥ 1, to ≥ from)")
+	// from and to have their ranges checked at their keys (a value that failed to decode there
+	// is reported once, not again as an empty range); what is left is their order
+	if s.From >= 1 && s.To >= 1 && s.To < s.From {
+		bad(".to", fmt.Errorf("cell %s: search from %d to %d is not a range", cell.ID, s.From, s.To), "from: 1, to: 64 (to ≥ from)")
 	}
 	if cell.StopWhen != "" {
 		bad("", fmt.Errorf("cell %s has both search and stop_when", cell.ID), "a cell is searched or swept over its list, not both")
