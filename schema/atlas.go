@@ -83,6 +83,14 @@ type AtlasRow struct {
 	// TTFTMinusServerPromptP50Ms is the p50 of client TTFT − the server's timings.prompt_ms: the
 	// time outside prompt processing (queueing, network); nil when the server sent no timings.
 	TTFTMinusServerPromptP50Ms *float64 `json:"ttft_minus_server_prompt_p50_ms,omitempty"`
+	// SLOAttainment and GoodputReqS judge the point's requests against its cell's per-request
+	// slo (Point.SLOAttainment, Point.GoodputReqS); absent when the cell declares none, and when
+	// an imported file stated no per-request times. Their intervals are in Intervals.
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
+	GoodputReqS   *float64 `json:"goodput_req_s,omitempty"`
+	// Goodput is what they are made from: the targets, the requests judged, the good ones and
+	// the misses by target (Point.Goodput); absent when the cell declares no slo.
+	Goodput *Goodput `json:"goodput,omitempty"`
 
 	AcceptanceLength   *float64 `json:"acceptance_length"`
 	SpecAcceptRate     *float64 `json:"spec_accept_rate"`

@@ -113,6 +113,7 @@ type Cell struct {
 	Import           *CellImport    `yaml:"import,omitempty" json:"import,omitempty" doc:"the cell's points come from existing benchmark outputs (the import kind) instead of being measured"`
 	Search           *Search        `yaml:"search,omitempty" json:"search,omitempty" doc:"find the highest concurrency meeting an SLO by bisection (the sweep kind) instead of measuring a fixed list"`
 	StopWhen         string         `yaml:"stop_when,omitempty" json:"stop_when,omitempty" doc:"expr rule over the last point (its fields, gain_pct, prev_gain_pct, points): when true the rest of the concurrency list is skipped"`
+	SLO              *SLO           `yaml:"slo,omitempty" json:"slo,omitempty" doc:"per-request targets (ttft_ms, tpot_ms, latency_ms; any subset): each point states its goodput_req_s (requests/s meeting every target) and slo_attainment (the fraction of requests that do), which searches, gates, champion-select and baseline diff can read; not inherited from defaults"`
 }
 
 // CellImport names the files an imported cell's points are read from; the cell's identity

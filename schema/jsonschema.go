@@ -10,6 +10,10 @@ import (
 // schemaer lets a type describe itself when reflection cannot (Count, Duration).
 type schemaer interface{ JSONSchema() map[string]any }
 
+// schemaTweaker lets a struct add to the schema reflection made of it what its tags cannot say
+// (SLO: at least one key, each above zero), its keys still listed and documented as fields.
+type schemaTweaker interface{ TweakSchema(s map[string]any) }
+
 // JSONSchema generates the campaign file's JSON Schema from the Go types, so editors and the
 // loader can never disagree (go-task's hand-kept schema drifted; this one cannot). enums add
 // the values only a registry knows, by key path ("pipeline[].kind": the step kinds).
@@ -248,6 +252,9 @@ func typeSchema(t reflect.Type) map[string]any {
 		out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 		if len(required) > 0 {
 			out["required"] = required
+		}
+		if tw, ok := reflect.Zero(t).Interface().(schemaTweaker); ok {
+			tw.TweakSchema(out)
 		}
 		return out
 	}

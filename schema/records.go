@@ -187,6 +187,14 @@ type Point struct {
 	MeanOSL               float64 `json:"mean_osl"`
 	UsageMismatches       int     `json:"usage_mismatches"`
 
+	// Goodput judges the point's requests against its cell's per-request SLO (slo:);
+	// SLOAttainment and GoodputReqS are its headline figures (docs/measurement.md, "Goodput").
+	// All three are absent when the cell declares no SLO, and the two figures also when the
+	// requests' times are unknown (an aggregate import: Goodput.Unknown says so).
+	Goodput       *Goodput `json:"goodput,omitempty"`
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"` // good ÷ every request of the window, failed ones included
+	GoodputReqS   *float64 `json:"goodput_req_s,omitempty"`  // good ÷ window_s: requests/s meeting every target
+
 	// Token accounting (see TokenBasis*). ISL stays the asked (o200k_base) prompt size; OSL,
 	// output/reasoning tokens, ITL and the token throughputs count on TokenBasis. An imported
 	// point's ISL and OSL are both its source's counts (ImportedBasis).

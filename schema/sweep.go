@@ -1,5 +1,7 @@
 package schema
 
+import "encoding/json"
+
 // SchemaSweep names cells/<id>/sweep_probes.json.
 const SchemaSweep = "sweep_v1"
 
@@ -60,6 +62,10 @@ type SweepProbe struct {
 	NoEvidence  bool     `json:"no_evidence,omitempty"`
 	Throughput  *float64 `json:"output_tok_s,omitempty"`
 	RequestRate *float64 `json:"request_throughput,omitempty"`
+	// GoodputReqS and SLOAttainment judge the probe's requests against the cell's slo;
+	// absent when it declares none.
+	GoodputReqS   *float64 `json:"goodput_req_s,omitempty"`
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
 }
 
 // SweepResult is sweep_probes.json: the probes of one cell's run-time sweep and its answer.
@@ -79,10 +85,40 @@ type SweepResult struct {
 	// KneeUnknown says why the search stopped without an answer: a probe had no valid request
 	// (or no point), which says nothing about the SLO. Knee is then 0 and means unknown, not none.
 	KneeUnknown string `json:"knee_unknown,omitempty"`
-	// Goodput at the knee: output tokens/s and requests/s of the knee's point.
-	GoodputTokS *float64 `json:"goodput_tok_s,omitempty"`
-	GoodputReqS *float64 `json:"goodput_req_s,omitempty"`
-	StopWhen    string   `json:"stop_when,omitempty"` // the list sweep's rule
-	Skipped     []int    `json:"skipped,omitempty"`   // listed concurrencies not measured
-	StopReason  string   `json:"stop_reason,omitempty"`
+	// KneeOutputTokS and KneeRequestThroughput are the knee point's throughput: output
+	// tokens/s and requests/s of every valid request, met SLO or not. sweep_probes.json files
+	// written before they were renamed call them goodput_tok_s and goodput_req_s; those are
+	// still read (UnmarshalJSON), since goodput now means what the field means by it.
+	KneeOutputTokS        *float64 `json:"knee_output_tok_s,omitempty"`
+	KneeRequestThroughput *float64 `json:"knee_request_throughput,omitempty"`
+	// KneeGoodputReqS and KneeSLOAttainment are the knee point's goodput and SLO attainment
+	// under the cell's per-request slo (Point.GoodputReqS, Point.SLOAttainment); absent when
+	// the cell declares none.
+	KneeGoodputReqS   *float64 `json:"knee_goodput_req_s,omitempty"`
+	KneeSLOAttainment *float64 `json:"knee_slo_attainment,omitempty"`
+	StopWhen          string   `json:"stop_when,omitempty"` // the list sweep's rule
+	Skipped           []int    `json:"skipped,omitempty"`   // listed concurrencies not measured
+	StopReason        string   `json:"stop_reason,omitempty"`
+}
+
+// UnmarshalJSON reads sweep_probes.json, taking the knee's throughput from the keys files
+// written before the rename used (goodput_tok_s, goodput_req_s) when the new ones are absent.
+func (r *SweepResult) UnmarshalJSON(b []byte) error {
+	type plain SweepResult
+	var v struct {
+		plain
+		LegacyTokS *float64 `json:"goodput_tok_s"`
+		LegacyReqS *float64 `json:"goodput_req_s"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = SweepResult(v.plain)
+	if r.KneeOutputTokS == nil {
+		r.KneeOutputTokS = v.LegacyTokS
+	}
+	if r.KneeRequestThroughput == nil {
+		r.KneeRequestThroughput = v.LegacyReqS
+	}
+	return nil
 }

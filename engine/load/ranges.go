@@ -77,6 +77,11 @@ func (v *validator) enum(got string, allowed []string, path string) {
 func (v *validator) within(val reflect.Value, lo, hi float64, path, doc string) {
 	var x float64
 	switch val.Kind() {
+	case reflect.Pointer:
+		if !val.IsNil() { // an optional number: bounded when it is written
+			v.within(val.Elem(), lo, hi, path, doc)
+		}
+		return
 	case reflect.Slice:
 		for i := range val.Len() {
 			v.within(val.Index(i), lo, hi, indexPath(path, i), doc)
@@ -164,5 +169,33 @@ func (v *validator) auto(cell *schema.Cell, a schema.AutoCount, p string) {
 			path = p // a missing key: point at auto itself
 		}
 		v.at(path, keyPos, hint, "cell %s: %s", cell.ID, msg)
+	}
+}
+
+// slo places what is wrong with a cell's slo: at the target that is not positive, or at slo
+// itself when it sets none.
+func (v *validator) slo(cell *schema.Cell, p string) {
+	if cell.SLO == nil || v.bad(p+".slo") {
+		return
+	}
+	problems := cell.SLO.Problems()
+	for _, t := range cell.SLO.Targets() {
+		if t.Ms < 0 {
+			delete(problems, t.Key) // its range tag said so already
+		}
+	}
+	if v.d.unknown[p+".slo"] {
+		delete(problems, "") // a misspelt target is the one mistake, already reported
+	}
+	for _, key := range []string{schema.SLOTTFT, schema.SLOTPOT, schema.SLOLatency, ""} {
+		msg, ok := problems[key]
+		if !ok {
+			continue
+		}
+		path, keyPos := p+".slo", key == ""
+		if key != "" {
+			path += "." + key
+		}
+		v.at(path, keyPos, "slo: {ttft_ms: 2000, tpot_ms: 50, latency_ms: 30000} (any of them, each in milliseconds above 0)", "cell %s: %s", cell.ID, msg)
 	}
 }

@@ -177,6 +177,7 @@ func (v *validator) cells() {
 			dupc[c] = true
 		}
 		v.requests(cell, p)
+		v.slo(cell, p)
 		merge(cell, s)
 	}
 }

@@ -40,6 +40,10 @@ type PointResult struct {
 	ErrorClasses           []string `json:"error_classes"`
 	// Decision is the point's SLO decision when it measured until one was known.
 	Decision *schema.Decision `json:"decision,omitempty"`
+	// SLOAttainment and GoodputReqS judge the requests against the cell's slo
+	// (schema.Point): nil when it declares none, so a rule reading them is not evaluated.
+	SLOAttainment *float64 `json:"slo_attainment"`
+	GoodputReqS   *float64 `json:"goodput_req_s"`
 	// Files names what the point wrote, for the steps that read it (scrape-spec's second
 	// half, dcgm-correlate, aggregate).
 	Files PointFiles `json:"files"`

@@ -129,6 +129,10 @@ func atlasTable() Table {
 				{Name: "retries", Type: BigInt, Field: "retries", Null: true, Doc: "requests retried after a stale idle connection; NULL when none"},
 				{Name: "error_messages_json", Type: JSON, Field: "error_messages", Null: true, JSON: true, Doc: "distinct redacted server messages per error class, as JSON"}},
 			optReals("usage_prompt_diff_pct", "usage_completion_diff_pct", "usage_reasoning_diff_pct", "ttft_minus_server_prompt_p50_ms"),
+			[]Column{
+				{Name: "slo_attainment", Type: Double, Field: "slo_attainment", Null: true, Doc: "fraction of the point's requests (failed ones included) meeting every per-request target of the cell's slo (docs/measurement.md, Goodput); NULL when the cell declares none or an import stated no per-request times"},
+				{Name: "goodput_req_s", Type: Double, Field: "goodput_req_s", Null: true, Doc: "requests per second of the window meeting every per-request target of the cell's slo (DistServe's goodput); NULL as slo_attainment"},
+				{Name: "goodput_json", Type: JSON, Field: "goodput", Null: true, JSON: true, Doc: "what slo_attainment and goodput_req_s are made from: {slo targets, requests, good, failed, missed_ttft, missed_tpot, missed_latency, no_tpot, unknown, source_goodput_req_s}; NULL when the cell declares no slo"}},
 			optReals("acceptance_length", "spec_accept_rate", "prefix_cache_hit_rate",
 				"dcgm_sm_active", "dcgm_sm_occupancy", "dcgm_tensor_active", "dcgm_dram_active",
 				"dcgm_gr_engine_active", "dcgm_nvlink_bytes_s", "dcgm_pcie_bytes_s", "power_watts_per_gpu",

@@ -71,6 +71,21 @@ func pct(v *float64) string {
 	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
 }
 
+// attainment formats an SLO attainment as a percentage with as many decimals as it takes not to
+// round a miss away: 0.9996 is "99.96 %", never "100.0 %".
+func attainment(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	for prec := 1; prec < 4; prec++ {
+		s := strconv.FormatFloat(*v*100, 'f', prec, 64)
+		if *v >= 1 || s != strconv.FormatFloat(100, 'f', prec, 64) {
+			return s + " %"
+		}
+	}
+	return strconv.FormatFloat(*v*100, 'f', 4, 64) + " %"
+}
+
 // pctOf formats a value that is already a percentage.
 func pctOf(v *float64) string {
 	if v == nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine/plural"
@@ -126,16 +127,26 @@ func frontierPage(d sink, v *view, art *artwork) {
 	d.newPage(TitleFrontier)
 	ss := searches(v.in)
 	if len(ss) > 0 {
-		d.para("The knee is the highest concurrency whose point meets the cell's SLO, found by bisection over concurrency "+
-			"(docs/search.md): every probe is an ordinary measured point. Goodput is the knee point's throughput.", 8, fontstyle.Normal, &colorMuted)
+		note := "The knee is the highest concurrency whose point meets the cell's SLO, found by bisection over concurrency " +
+			"(docs/search.md): every probe is an ordinary measured point. Knee tok/s and req/s are the knee point's throughput, every valid request counted."
+		goodput := slices.ContainsFunc(ss, func(s schema.SweepResult) bool { return s.KneeGoodputReqS != nil })
+		if goodput {
+			note += " Goodput is the knee point's requests per second that met every per-request target of the cell's slo (DistServe's goodput), " +
+				"with the SLO attainment (the fraction of its requests, failed ones included, that met them) in brackets."
+		}
+		d.para(note, 8, fontstyle.Normal, &colorMuted)
 		d.space(1)
 		if art.frontier != nil {
 			d.images(frontierChartH, art.frontier)
 			d.space(2)
 		}
 		cols := []tcol{{head: "Cell", w: 5}, {head: "SLO", w: 8}, {head: "Knee", w: 3, align: align.Right},
-			{head: "Goodput tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
+			{head: "Knee tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
 			{head: "Probes (+ met, - missed, ? no valid request)", w: 11}}
+		if goodput {
+			cols[1].w, cols[5].w = 6, 9
+			cols = slices.Insert(cols, 5, tcol{head: "Goodput req/s (attainment)", w: 4, align: align.Right})
+		}
 		var rows [][]tcell
 		for _, s := range ss {
 			knee := fmt.Sprintf("c%d", s.Knee)
@@ -158,8 +169,12 @@ func frontierPage(d sink, v *view, art *artwork) {
 				}
 				probes = append(probes, fmt.Sprintf("c%d%s", p.Concurrency, mark))
 			}
-			rows = append(rows, []tcell{plain(s.Cell), plain(s.SLO), {text: knee, bold: true}, plain(num(s.GoodputTokS)), plain(num(s.GoodputReqS)),
-				plain(fmt.Sprintf("%s of <= %d: %s", plural.N(len(s.Probes), "probe"), s.Bound, strings.Join(probes, " ")))})
+			row := []tcell{plain(s.Cell), plain(s.SLO), {text: knee, bold: true}, plain(num(s.KneeOutputTokS)), plain(num(s.KneeRequestThroughput)),
+				plain(fmt.Sprintf("%s of <= %d: %s", plural.N(len(s.Probes), "probe"), s.Bound, strings.Join(probes, " ")))}
+			if goodput {
+				row = slices.Insert(row, 5, plain(kneeGoodput(s)))
+			}
+			rows = append(rows, row)
 		}
 		d.table(cols, nil, rows)
 		sloSection(d, v, art)
@@ -220,4 +235,17 @@ func fmtConcs(cs []int) string {
 		out[i] = fmt.Sprintf("c%d", c)
 	}
 	return strings.Join(out, " ")
+}
+
+// kneeGoodput words a search's goodput at its knee with the knee's SLO attainment: "3.1 (99.2 %)";
+// "-" when the cell declares no slo or the search found no knee.
+func kneeGoodput(s schema.SweepResult) string {
+	if s.KneeGoodputReqS == nil {
+		return "-"
+	}
+	out := fnum(*s.KneeGoodputReqS)
+	if s.KneeSLOAttainment != nil {
+		out += " (" + attainment(s.KneeSLOAttainment) + ")"
+	}
+	return out
 }

@@ -17,7 +17,7 @@ func TestFrontierPageAndKneeHeadline(t *testing.T) {
 	in.Atlas[1].Intervals = schema.Intervals{"output_tok_s": {Lo: 650, Hi: 730, Method: "batch-means", N: 10}}
 	in.Sweeps = []schema.SweepResult{
 		{Schema: schema.SchemaSweep, Cell: "aa-1k", Mode: schema.SweepSearch, SLO: "ttft_avg_ms < 700", From: 1, To: 10, Bound: 6,
-			Knee: 10, GoodputTokS: f(690.7), GoodputReqS: f(0.69), Probes: []schema.SweepProbe{
+			Knee: 10, KneeOutputTokS: f(690.7), KneeRequestThroughput: f(0.69), Probes: []schema.SweepProbe{
 				{Concurrency: 1, Met: true, Status: "ok", Throughput: f(86.2)},
 				{Concurrency: 10, Met: true, Status: "ok", Throughput: f(690.7)}}},
 		{Schema: schema.SchemaSweep, Cell: "aa-10k", Mode: schema.SweepList, StopWhen: "gain_pct < 3", Skipped: []int{20, 40},

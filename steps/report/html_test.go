@@ -241,7 +241,7 @@ func TestHTMLHeatmapCellsCarryExactValues(t *testing.T) {
 func TestHTMLFrontierPage(t *testing.T) {
 	in := partialInput()
 	in.Sweeps = []schema.SweepResult{{Schema: schema.SchemaSweep, Cell: "aa-1k", Mode: schema.SweepSearch, SLO: "ttft_avg_ms < 700",
-		From: 1, To: 10, Bound: 6, Knee: 10, GoodputTokS: f(690.7), Probes: []schema.SweepProbe{
+		From: 1, To: 10, Bound: 6, Knee: 10, KneeOutputTokS: f(690.7), Probes: []schema.SweepProbe{
 			{Concurrency: 1, Met: true, Status: "ok", Throughput: f(86.25)}, {Concurrency: 10, Met: true, Status: "ok", Throughput: f(690.7)}}}}
 	b, err := report.BuildHTML(context.Background(), in)
 	if err != nil {

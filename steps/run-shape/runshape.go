@@ -60,7 +60,7 @@ type Result = campaigndir.PointResult
 // hardware re-runs the atlas, not the benchmark.
 func inputs(t *engine.Task) any {
 	c := t.Cell
-	return map[string]any{
+	in := map[string]any{
 		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
 		"workload":        c.Workload,
 		"dataset":         datasetStamp(t),
@@ -69,6 +69,12 @@ func inputs(t *engine.Task) any {
 		"concurrency":     t.Concurrency,
 		"gpus":            c.GPUs,
 	}
+	if c.SLO != nil {
+		// the point states its goodput under the cell's slo (a cell without one keeps the
+		// fingerprints it had before slo existed)
+		in["slo"] = c.SLO
+	}
+	return in
 }
 
 // endpointInputs is the part of an endpoint a measurement depends on: the env var's name, never
@@ -179,7 +185,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
-		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs})
+		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
 	recordAuto(&point, rule, profiled)
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
@@ -218,6 +224,12 @@ func summary(r *Result) string {
 	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %s, ITL %s, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, ms(r.TTFTP50Ms, 1), ms(r.ITLAvgMs, 2), r.OutputTokPerSPerGPU)
 	if r.ErrorCount > 0 {
 		s += ", " + plural.N(r.ErrorCount, "error")
+	}
+	if r.SLOAttainment != nil {
+		s += fmt.Sprintf(", SLO attainment %.1f %%", 100**r.SLOAttainment)
+		if r.GoodputReqS != nil {
+			s += fmt.Sprintf(", goodput %.3g req/s", *r.GoodputReqS)
+		}
 	}
 	if r.SteadyWindowUndercount {
 		s += ", steady_window_undercount"
@@ -263,7 +275,7 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
 		TokenBasis: p.TokenBasis, UsageDiscrepancy: p.UsageDiscrepancy, TruncatedPrompts: p.TruncatedPrompts,
-		Violations: violations, Retries: p.Retries, Files: files, Decision: p.Decision,
+		Violations: violations, Retries: p.Retries, SLOAttainment: p.SLOAttainment, GoodputReqS: p.GoodputReqS, Files: files, Decision: p.Decision,
 	}
 }
 

@@ -57,6 +57,7 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		if p.point != nil && !sp.NoEvidence { // a probe without a valid request measured no throughput
 			tp, rq := p.point.OutputTokPerS, p.point.RequestThroughput
 			sp.Throughput, sp.RequestRate = &tp, &rq
+			sp.GoodputReqS, sp.SLOAttainment = p.point.GoodputReqS, p.point.SLOAttainment
 		}
 		r.Probes = append(r.Probes, sp)
 	}
@@ -68,7 +69,8 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		r.Knee, r.KneeAtTop = knee(s.To, ps)
 		for _, p := range r.Probes {
 			if p.Concurrency == r.Knee && r.Knee != 0 {
-				r.GoodputTokS, r.GoodputReqS = p.Throughput, p.RequestRate
+				r.KneeOutputTokS, r.KneeRequestThroughput = p.Throughput, p.RequestRate
+				r.KneeGoodputReqS, r.KneeSLOAttainment = p.GoodputReqS, p.SLOAttainment
 			}
 		}
 		return r, nil

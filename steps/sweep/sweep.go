@@ -12,6 +12,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -79,6 +80,8 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 			if _, err := compile(c, cell, cell.StopWhen, true); err != nil {
 				errs = append(errs, &engine.FieldError{Path: p + ".stop_when", Err: err,
 					Hint: "read the last point's fields (output_tok_s, itl_avg_ms, ...), gain_pct, prev_gain_pct or points, e.g. gain_pct < 3 && prev_gain_pct < 3"})
+			} else if err := sloDeclared(cell, cell.StopWhen); err != nil {
+				errs = append(errs, &engine.FieldError{Path: p + ".stop_when", Err: err, Hint: sloHint})
 			}
 		}
 	}
@@ -111,8 +114,28 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 		bad(".slo", fmt.Errorf("cell %s: search has no slo", cell.ID), `slo: "itl_avg_ms <= 50 && error_count == 0"`)
 	} else if _, err := compile(c, cell, s.SLO, false); err != nil {
 		bad(".slo", err, "a rule on run-shape's fields, e.g. ttft_p50_ms < 500")
+	} else if err := sloDeclared(cell, s.SLO); err != nil {
+		bad(".slo", err, sloHint)
 	}
 	return errs
+}
+
+// goodputFields are the point fields only a cell with a per-request slo: has.
+var goodputFields = map[string]any{"slo_attainment": nil, "goodput_req_s": nil}
+
+// sloHint says how to give a cell the per-request targets its goodput fields judge by.
+const sloHint = "declare the cell's per-request targets, e.g. slo: {ttft_ms: 2000, tpot_ms: 50}; its points then state slo_attainment and goodput_req_s"
+
+// sloDeclared refuses a rule that reads slo_attainment or goodput_req_s on a cell that declares
+// no slo: every point would leave them unstated and the rule would never hold.
+func sloDeclared(cell *schema.Cell, rule string) error {
+	if cell.SLO != nil {
+		return nil
+	}
+	if reads := gate.Unstated(rule, goodputFields); len(reads) > 0 {
+		return fmt.Errorf("cell %s: rule %q reads %s, but the cell declares no per-request slo to judge its requests by", cell.ID, rule, strings.Join(reads, " and "))
+	}
+	return nil
 }
 
 // fanout decides a cell's next points.

@@ -212,6 +212,7 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 		row.Flags = append(row.Flags, schema.FlagUsageMismatch)
 	}
 	row.TokenBasis = p.TokenBasis
+	row.SLOAttainment, row.GoodputReqS, row.Goodput = p.SLOAttainment, p.GoodputReqS, p.Goodput
 	fillFidelity(row, p)
 	if p.UsageDiscrepancy {
 		row.Flags = append(row.Flags, schema.FlagUsageDiscrepancy)

@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   usage_completion_diff_pct DOUBLE PRECISION,
   usage_reasoning_diff_pct DOUBLE PRECISION,
   ttft_minus_server_prompt_p50_ms DOUBLE PRECISION,
+  slo_attainment DOUBLE PRECISION, -- fraction of the point's requests (failed ones included) meeting every per-request target of the cell's slo (docs/measurement.md, Goodput); NULL when the cell declares none or an import stated no per-request times
+  goodput_req_s DOUBLE PRECISION, -- requests per second of the window meeting every per-request target of the cell's slo (DistServe's goodput); NULL as slo_attainment
+  goodput_json TEXT, -- what slo_attainment and goodput_req_s are made from: {slo targets, requests, good, failed, missed_ttft, missed_tpot, missed_latency, no_tpot, unknown, source_goodput_req_s}; NULL when the cell declares no slo
   acceptance_length DOUBLE PRECISION,
   spec_accept_rate DOUBLE PRECISION,
   prefix_cache_hit_rate DOUBLE PRECISION,

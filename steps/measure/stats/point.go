@@ -43,6 +43,9 @@ type Options struct {
 	// span: an import whose records carry no send times (SGLang's per-request lists) uses
 	// the run's duration as its file states it.
 	WindowS float64
+	// SLO is the cell's per-request targets: the point states its goodput against them
+	// (Point.Goodput); nil when the cell declares none.
+	SLO *schema.SLO
 }
 
 // Class returns the error class a record counts under, "" when it is a valid measurement.
@@ -76,6 +79,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		ttft, ttfo, itl, icl, lat, tps           []float64
 		isl, osl, out, reason                    []float64
 		failed                                   int
+		failedStarts                             []int64
 		sumISL, sumIn, sumOSL                    float64
 		aaTokens, aaSeconds                      float64
 		winStart, winEnd                         int64
@@ -97,6 +101,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 			}
 			p.ErrorsByClass[c]++
 			failed++
+			failedStarts = append(failedStarts, r.StartNs)
 			continue
 		}
 		valid = append(valid, r)
@@ -194,6 +199,9 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		}
 	}
 	p.Intervals = pointIntervals(valid, counts, winEnd, o.WindowS > 0)
+	if o.SLO != nil {
+		goodput(&p, *o.SLO, valid, counts, failedStarts, winEnd, o.WindowS > 0)
+	}
 	if aaSeconds > 0 {
 		p.AAOutputSpeed = aaTokens / aaSeconds
 	}
