@@ -2,6 +2,7 @@ package interval
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -60,15 +61,77 @@ func TestBatchingFor(t *testing.T) {
 	if got := For(64).QuantileBatches(6000, 0.99); got != 0 {
 		t.Errorf("For(64).QuantileBatches(6000, 0.99) = %d, want 0 (6 beyond p99 per batch)", got)
 	}
-	xs := make([]float64, 1000)
-	for i := range xs {
-		xs[i] = float64(i % 7)
+	// a series too short to trust its autocorrelation time (AR(1) 0.95: τ = 39, 1,000 values
+	// < 50 τ) keeps the in-flight floor
+	xs := ar1(rand.New(rand.NewPCG(1, 2)), 0.95, 1000)
+	if tau := Tau(xs); Trusted(len(xs), tau) {
+		t.Fatalf("Tau = %.1f is trusted on %d values", tau, len(xs))
 	}
 	if _, ok := For(13).Mean(xs); ok {
 		t.Error("For(13).Mean made an interval from batches of 100 < 8 × 13")
 	}
 	if iv, ok := For(12).Mean(xs); !ok || iv.N != 10 {
 		t.Errorf("For(12).Mean = %+v, %v; want 10 batches", iv, ok)
+	}
+	// independent values long enough to trust their τ ≈ 1 need no floor: 1,000 requests at
+	// 64 in flight get an interval (the floor alone would ask for 5,120)
+	iid := ar1(rand.New(rand.NewPCG(3, 4)), 0, 1000)
+	if iv, ok := For(64).Mean(iid); !ok || iv.N != 10 || iv.ESS < 800 || iv.ESS > 1000 {
+		t.Errorf("For(64).Mean of 1,000 independent values = %+v, %v; want 10 batches, ESS near 1,000", iv, ok)
+	}
+	if ivs := For(64).Quantiles(iid, 0.5); ivs[0].N != 10 || ivs[0].ESS < 800 {
+		t.Errorf("For(64).Quantiles p50 of 1,000 independent values = %+v; want 10 batches, ESS near 1,000", ivs[0])
+	}
+}
+
+// ar1 is n values of a stationary Gaussian AR(1) with coefficient a (τ = (1+a)/(1−a)).
+func ar1(r *rand.Rand, a float64, n int) []float64 {
+	xs := make([]float64, n)
+	y := r.NormFloat64()
+	for i := range xs {
+		xs[i] = y
+		y = a*y + math.Sqrt(1-a*a)*r.NormFloat64()
+	}
+	return xs
+}
+
+// TestTau: Geyer's estimate finds the integrated autocorrelation time (1 + a)/(1 − a) of long
+// AR(1) series within 10 %, 1 for independent values, a constant or an alternating series
+// (no credit for negative correlation), and runs low on a series only a few τ long — why
+// batches keep the in-flight floor below TrustTaus × τ.
+func TestTau(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, a := range []float64{0, 0.5, 0.7, 0.9} {
+		want := (1 + a) / (1 - a)
+		got := Tau(ar1(r, a, 100000))
+		t.Logf("AR(1) %.1f: τ = %.2f, estimated %.2f from 100,000 values", a, want, got)
+		if math.Abs(got-want) > 0.1*want {
+			t.Errorf("AR(1) %.1f: Tau = %.2f, want %.2f ± 10 %%", a, got, want)
+		}
+	}
+	alt := make([]float64, 1000)
+	for i := range alt {
+		alt[i] = float64(i % 2)
+	}
+	for name, xs := range map[string][]float64{"constant": make([]float64, 50), "alternating": alt, "one value": {3}} {
+		if got := Tau(xs); got != 1 {
+			t.Errorf("%s: Tau = %v, want 1", name, got)
+		}
+	}
+	short := 0.0
+	for range 200 {
+		short += Tau(ar1(r, 0.9, 100))
+	}
+	if short /= 200; short > 15 {
+		t.Errorf("AR(1) 0.9 over 100 values: mean Tau %.1f; expected the documented low bias (about 12 against 19)", short)
+	}
+	// the FFT path (lags past directLags) agrees with the direct sums
+	xs := ar1(r, 0.99, 5000)
+	l, f := newLags(xs), autocovariance(newLags(xs).xs)
+	for _, k := range []int{0, 1, 17, 63} {
+		if d := l.at(k) - f[k]; math.Abs(d) > 1e-9*math.Abs(f[0]) {
+			t.Errorf("lag %d: direct %v, FFT %v", k, l.at(k), f[k])
+		}
 	}
 }
 

