@@ -30,6 +30,9 @@ type PerfBench struct {
 	// Search is set when the cell searched for its SLO knee (additive): a diff compares the
 	// knees, and a point only one search probed is not a point the other run missed.
 	Search *PerfBenchSearch `json:"search,omitempty"`
+	// SLO is the cell's per-request targets (additive) its points' goodput_req_s and
+	// slo_attainment_pct judge by; a diff compares those only under the same targets.
+	SLO *SLO `json:"slo,omitempty"`
 }
 
 // PerfBenchSearch is a searched cell's answer and the points its search probed.
@@ -90,7 +93,12 @@ type PerfBenchPoint struct {
 	ITLP50Ms            *float64 `json:"itl_p50_ms"`
 	TPSPerUser          *float64 `json:"tps_per_user"` // mean of 1 / ITL
 	RequestLatencyP50Ms *float64 `json:"request_latency_p50_ms"`
-	Errors              int      `json:"errors"` // failed profiling requests
+	// GoodputReqS and SLOAttainmentPct judge the requests against the cell's per-request
+	// SLO (PerfBench.SLO; additive): requests/s meeting every target, and the percent (0–100)
+	// of the requests, failed ones included, that did. Absent when the cell declares none.
+	GoodputReqS      *float64 `json:"goodput_req_s,omitempty"`
+	SLOAttainmentPct *float64 `json:"slo_attainment_pct,omitempty"`
+	Errors           int      `json:"errors"` // failed profiling requests
 	// Intervals are the point's 95 % confidence intervals by this struct's metric names
 	// (additive: a legacy snapshot has none and is compared on tolerance alone).
 	Intervals Intervals `json:"intervals,omitempty"`

@@ -54,6 +54,8 @@ var rules = [...]Rule{
 	{"itl_p50_ms", 3, UnitPercent, HigherIsWorse, "decode-bound: small regressions are real"},
 	{"tps_per_user", 3, UnitPercent, LowerIsWorse, "same band as overall throughput"},
 	{"request_latency_p50_ms", 5, UnitPercent, HigherIsWorse, "same as TTFT p50"},
+	{"goodput_req_s", 3, UnitPercent, LowerIsWorse, "perfdag addition: requests/s meeting every per-request target of the cell's slo; same band as throughput"},
+	{"slo_attainment_pct", 1, UnitPoints, LowerIsWorse, "perfdag addition: share of requests meeting the cell's per-request slo, in absolute percentage points (99.5 → 98.4 is RED)"},
 	{"errors", 0, UnitCount, HigherIsWorse, "perfdag addition: a failed request the baseline did not have"},
 	{"prefix_cache_hit_rate_post", 2, UnitPoints, LowerIsWorse, "hit rate moves in absolute points"},
 	{"gpu_cache_usage_perc_peak", 5, UnitPoints, HigherIsWorse, "capacity ceiling proxy"},
@@ -63,7 +65,13 @@ var rules = [...]Rule{
 }
 
 // pointRules is how many leading rules apply per concurrency.
-const pointRules = 8
+const pointRules = 10
+
+// sloMetric reports a metric only a cell with a per-request slo has: a diff of two cells
+// without one has no row for it (not a NULL row on every concurrency).
+func sloMetric(metric string) bool {
+	return metric == "goodput_req_s" || metric == "slo_attainment_pct"
+}
 
 // Rules lists every tolerance row of seed 002 plus errors, as a copy the caller may keep.
 func Rules() []Rule { return append([]Rule(nil), rules[:]...) }
@@ -195,6 +203,11 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 	}
 	var cov intervalCoverage
 	var pending []noiseCheck
+	sloDiffers := ""
+	if base.SLO != nil && cur.SLO != nil && base.SLO.String() != cur.SLO.String() {
+		sloDiffers = fmt.Sprintf("the per-request SLOs differ (baseline %s, current %s)", base.SLO, cur.SLO)
+		d.Notes = append(d.Notes, "goodput_req_s and slo_attainment_pct "+sloDiffers+": not compared")
+	}
 	for _, c := range concs {
 		key := strconv.Itoa(c)
 		b, inBase := base.Metrics[key]
@@ -208,6 +221,9 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 			continue
 		case !inCur:
 			for _, r := range rules[:pointRules] {
+				if sloMetric(r.Metric) && pointValue(&b, r.Metric) == nil {
+					continue
+				}
 				row := compare(r.Metric, pointValue(&b, r.Metric), nil, tol)
 				row.Concurrency, row.Verdict = c, Red
 				row.Note = "not measured in the current run"
@@ -217,7 +233,17 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		}
 		for _, r := range rules[:pointRules] {
 			bv, cv := pointValue(&b, r.Metric), pointValue(&p, r.Metric)
+			if sloMetric(r.Metric) && bv == nil && cv == nil {
+				continue
+			}
+			if sloMetric(r.Metric) && sloDiffers != "" {
+				bv, cv = nil, nil // goodput under other targets is another number
+			}
 			row := compare(r.Metric, bv, cv, tol)
+			if sloMetric(r.Metric) && sloDiffers != "" {
+				row.Baseline, row.Current = pointValue(&b, r.Metric), pointValue(&p, r.Metric)
+				row.Note = "not compared: " + sloDiffers
+			}
 			if intervalMetric(r.Metric) && row.Verdict != NullLegacy {
 				bi, ci := usable(b.Intervals, r.Metric), usable(p.Intervals, r.Metric)
 				cov.add(bi, ci)
@@ -315,6 +341,10 @@ func pointValue(p *schema.PerfBenchPoint, metric string) *float64 {
 		return p.TPSPerUser
 	case "request_latency_p50_ms":
 		return p.RequestLatencyP50Ms
+	case "goodput_req_s":
+		return p.GoodputReqS
+	case "slo_attainment_pct":
+		return p.SLOAttainmentPct
 	case "errors":
 		v := float64(p.Errors)
 		return &v

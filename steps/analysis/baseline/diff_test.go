@@ -249,3 +249,66 @@ func TestParseTolerance(t *testing.T) {
 		}
 	}
 }
+
+// Goodput and SLO attainment are compared like the other metrics, with their intervals: a
+// drop in attainment beyond 1 point whose interval lies wholly beyond it is RED (a regression,
+// lower is worse), one within noise is NOTE; cells without an slo get no such rows, and two
+// runs under different per-request targets are not compared on them (a note says why).
+func TestDiffGoodput(t *testing.T) {
+	slo := func(tpot float64) *schema.SLO { return &schema.SLO{TPOTMs: f(tpot)} }
+	doc := func(s *schema.SLO, goodput, att float64, ivs schema.Intervals) *schema.PerfBench {
+		p := point(1000, 80, 0)
+		if s != nil {
+			p.GoodputReqS, p.SLOAttainmentPct = f(goodput), f(att)
+		}
+		p.Intervals = ivs
+		d := doc(map[string]schema.PerfBenchPoint{"8": p})
+		d.SLO = s
+		return d
+	}
+	rowsOf := func(d *schema.BaselineDiff) map[string]schema.DiffRow {
+		out := map[string]schema.DiffRow{}
+		for _, r := range d.Rows {
+			out[r.Metric] = r
+		}
+		return out
+	}
+	tight := schema.Intervals{"goodput_req_s": *iv(9.9, 10.1), "slo_attainment_pct": *iv(99.3, 99.7)}
+	drop := schema.Intervals{"goodput_req_s": *iv(9.3, 9.5), "slo_attainment_pct": *iv(97.8, 98.2)}
+	d, err := Diff(doc(slo(50), 10, 99.5, tight), doc(slo(50), 9.4, 98, drop), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf(d)
+	att, gp := rows["slo_attainment_pct"], rows["goodput_req_s"]
+	// attainment −1.5 pts ± 1.4 × √(0.2² + 0.2²): wholly below −1 → RED; goodput −6 % → RED
+	if att.Verdict != Red || !strings.HasPrefix(att.Note, "beyond noise") || att.Unit != UnitPoints || att.Direction != LowerIsWorse || *att.Delta != -1.5 {
+		t.Errorf("attainment row %+v", att)
+	}
+	if gp.Verdict != Red || *gp.DeltaPct > -5.9 || gp.Change == nil || d.Verdict != Red {
+		t.Errorf("goodput row %+v, diff %s", gp, d.Verdict)
+	}
+	wide := schema.Intervals{"goodput_req_s": *iv(9, 10), "slo_attainment_pct": *iv(96, 100)}
+	d, _ = Diff(doc(slo(50), 10, 99.5, tight), doc(slo(50), 9.9, 98, wide), nil)
+	if r := rowsOf(d)["slo_attainment_pct"]; r.Verdict != WithinNoise {
+		t.Errorf("attainment −1.5 ± 2: %s (%s), want NOTE", r.Verdict, r.Note)
+	}
+	d, _ = Diff(doc(slo(50), 10, 99.5, tight), doc(slo(50), 10, 100, tight), nil)
+	if r := rowsOf(d)["slo_attainment_pct"]; r.Verdict != Green || d.Verdict != Green {
+		t.Errorf("attainment up: %s, diff %s", r.Verdict, d.Verdict)
+	}
+	d, _ = Diff(doc(nil, 0, 0, nil), doc(nil, 0, 0, nil), nil)
+	if _, ok := rowsOf(d)["goodput_req_s"]; ok {
+		t.Error("cells without an slo got a goodput row")
+	}
+	d, _ = Diff(doc(slo(50), 10, 99.5, tight), doc(slo(40), 5, 60, drop), nil)
+	r := rowsOf(d)["slo_attainment_pct"]
+	if r.Verdict != NullLegacy || !strings.Contains(r.Note, "per-request SLOs differ (baseline TPOT ≤ 50 ms, current TPOT ≤ 40 ms)") || d.Verdict != Green ||
+		*r.Current != 60 || len(d.Notes) == 0 {
+		t.Errorf("different SLOs: row %+v, verdict %s, notes %q", r, d.Verdict, d.Notes)
+	}
+	d, _ = Diff(doc(nil, 0, 0, nil), doc(slo(50), 10, 99.5, tight), nil)
+	if r := rowsOf(d)["goodput_req_s"]; r.Verdict != NullLegacy {
+		t.Errorf("a baseline without an slo: %s, want NULL_LEGACY_BASELINE", r.Verdict)
+	}
+}

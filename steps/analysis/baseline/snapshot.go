@@ -126,6 +126,7 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 		if d.spec.Cells[i].ID == cellID {
 			wl = &d.spec.Cells[i].Workload
 			endpointName = d.spec.Cells[i].Endpoint
+			doc.SLO = d.spec.Cells[i].SLO
 			if d.spec.Cells[i].Search != nil {
 				search, err := d.search(cellID)
 				if err != nil {
@@ -193,6 +194,8 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 			ITLP50Ms:            r.ITLP50Ms,
 			TPSPerUser:          r.TokPerSPerUser,
 			RequestLatencyP50Ms: r.RequestLatencyP50Ms,
+			GoodputReqS:         r.GoodputReqS,
+			SLOAttainmentPct:    percent(r.SLOAttainment),
 			Errors:              r.ErrorCount,
 			Intervals:           perfBenchIntervals(r.Intervals),
 		}
@@ -225,6 +228,17 @@ var perfBenchKeys = map[string]string{
 	"itl_p50_ms":             "itl_p50_ms",
 	"tok_s_per_user":         "tps_per_user",
 	"request_latency_p50_ms": "request_latency_p50_ms",
+	"goodput_req_s":          "goodput_req_s",
+	"slo_attainment":         "slo_attainment_pct", // ×100: the snapshot states it in percent
+}
+
+// percent is a fraction as percent (0–100), nil staying nil.
+func percent(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	p := 100 * *v
+	return &p
 }
 
 // perfBenchIntervals keeps the intervals of the metrics a snapshot holds, under its names;
@@ -235,6 +249,9 @@ func perfBenchIntervals(in schema.Intervals) schema.Intervals {
 		if iv, ok := in[from]; ok {
 			if out == nil {
 				out = schema.Intervals{}
+			}
+			if from == "slo_attainment" {
+				iv.Lo, iv.Hi = 100*iv.Lo, 100*iv.Hi
 			}
 			out[to] = iv
 		}
