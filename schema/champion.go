@@ -29,6 +29,10 @@ type ChampionArm struct {
 	TPOTMs          *float64 `json:"tpot_ms"`
 	TTFTAvgMs       *float64 `json:"ttft_avg_ms"`
 	OutputTokPerGPU *float64 `json:"output_tok_s_per_gpu"`
+	// GoodputReqS and SLOAttainment are the best point's goodput and SLO attainment under
+	// its cell's per-request slo; absent when the cell declares none.
+	GoodputReqS     *float64 `json:"goodput_req_s,omitempty"`
+	SLOAttainment   *float64 `json:"slo_attainment,omitempty"`
 	DeltaVsBaseline *float64 `json:"delta_vs_baseline_pct"` // (value − baseline) ÷ baseline × 100
 	// FocusInterval is the 95 % interval of FocusValue at the best point, so a reader sees whether
 	// the ranking is beyond noise; nil when the point carries none (docs/champion.md).
@@ -40,10 +44,13 @@ type ChampionArm struct {
 
 // Champion is champion.json: the ranked baseline + top-X arms and the production recommendation.
 type Champion struct {
-	Schema         string        `json:"schema"` // champion_v1
-	Campaign       string        `json:"campaign"`
-	FocusMetric    string        `json:"focus_metric"` // atlas field, e.g. output_tok_s_per_gpu
-	TPOTSLOMs      float64       `json:"tpot_slo_ms"`
+	Schema      string  `json:"schema"` // champion_v1
+	Campaign    string  `json:"campaign"`
+	FocusMetric string  `json:"focus_metric"` // atlas field, e.g. output_tok_s_per_gpu
+	TPOTSLOMs   float64 `json:"tpot_slo_ms"`
+	// SLO is the per-request slo every arm's cells declare, when the arms were ranked by
+	// goodput under it (a goodput focus metric): tpot_slo_ms then filtered nothing.
+	SLO            *SLO          `json:"slo,omitempty"`
 	TopX           int           `json:"top_x"`
 	Baseline       string        `json:"baseline"` // baseline arm, empty when none is marked
 	Champion       string        `json:"champion"` // winning arm, empty when no arm meets the SLO

@@ -4,6 +4,7 @@
 package championselect
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ var Kind = engine.Kind{
 	Name:    "champion-select",
 	Scope:   engine.ScopeCampaign,
 	Version: "1",
-	Doc:     "rank the baseline and top-X arms under a focus metric and TPOT SLO; write champion.json with the recommendation",
+	Doc:     "rank the baseline and top-X arms under a focus metric and TPOT SLO (by goodput when the arms' cells declare one per-request slo); write champion.json with the recommendation",
 	Params:  func() any { return &Params{} },
 	Result:  Result{},
 	Inputs:  inputs,
@@ -34,8 +35,8 @@ var Kind = engine.Kind{
 
 // Params are champion-select's `with:`; zero values take steps/analysis/champion's defaults.
 type Params struct {
-	FocusMetric string  `yaml:"focus_metric,omitempty" json:"focus_metric,omitempty" doc:"atlas metric to maximise (default output_tok_s_per_gpu)"`
-	TPOTSLOMs   float64 `yaml:"tpot_slo_ms,omitempty" json:"tpot_slo_ms,omitempty" range:"0,60000" doc:"a point counts only when its TPOT (ITL avg) is at or under this, in ms (default 50)"`
+	FocusMetric string  `yaml:"focus_metric,omitempty" json:"focus_metric,omitempty" doc:"atlas metric to maximise (default output_tok_s_per_gpu; goodput_req_s_per_gpu when every arm's cells declare the same per-request slo)"`
+	TPOTSLOMs   float64 `yaml:"tpot_slo_ms,omitempty" json:"tpot_slo_ms,omitempty" range:"0,60000" doc:"a point counts only when its TPOT (ITL avg) is at or under this, in ms (default 50); not applied when ranking by goodput, which counts only requests meeting the cells' slo"`
 	TopX        int     `yaml:"top_x,omitempty" json:"top_x,omitempty" range:"0,100" doc:"variant arms reported beside the baseline (default 3)"`
 }
 
@@ -65,6 +66,9 @@ type cellTags struct {
 	EngineVersion string `json:"engine_version,omitempty"`
 	Delivery      string `json:"delivery,omitempty"`
 	Baseline      bool   `json:"baseline,omitempty"`
+	// SLO decides whether arms are ranked by goodput (omitted without one: the fingerprints of
+	// campaigns without slo stay as they were).
+	SLO *schema.SLO `json:"slo,omitempty"`
 }
 
 type kindInputs struct {
@@ -75,7 +79,7 @@ type kindInputs struct {
 func inputs(t *engine.Task) any {
 	in := kindInputs{Campaign: t.Campaign.Campaign}
 	for _, c := range t.Campaign.Cells {
-		in.Cells = append(in.Cells, cellTags{ID: c.ID, Arm: c.Arm, Engine: c.Engine, EngineVersion: c.EngineVersion, Delivery: c.Delivery, Baseline: c.Baseline})
+		in.Cells = append(in.Cells, cellTags{ID: c.ID, Arm: c.Arm, Engine: c.Engine, EngineVersion: c.EngineVersion, Delivery: c.Delivery, Baseline: c.Baseline, SLO: c.SLO})
 	}
 	return in
 }
@@ -101,6 +105,12 @@ func check(c *schema.Campaign, step *schema.PipelineStep, params any) []error {
 	}
 	if p.FocusMetric != "" && !slices.Contains(champion.FocusMetrics(), p.FocusMetric) {
 		add(with+".focus_metric", "one of "+strings.Join(champion.FocusMetrics(), ", "), "step %s: focus_metric %q is not a metric champion-select ranks by", step.ID, p.FocusMetric)
+	}
+	if champion.Goodput(p.FocusMetric) {
+		if slo, note := champion.ArmsSLO(c.Cells); slo == nil {
+			add(with+".focus_metric", "give every arm's cells the same slo: {ttft_ms: ..., tpot_ms: ...}",
+				"step %s: focus_metric %s counts requests meeting the cells' per-request slo, but %s", step.ID, p.FocusMetric, cmp.Or(note, "no arm's cell declares one"))
+		}
 	}
 	if self >= 0 && !needsKind(c, self, "aggregate") {
 		add(fmt.Sprintf("pipeline[%d].needs", self), "add the aggregate step's id to needs", "step %s reads atlas.jsonl, but does not need an aggregate step", step.ID)
@@ -164,9 +174,13 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if ev.Atlas == "" {
 		return engine.Result{}, fmt.Errorf("step %s: no atlas among its inputs: champion-select reads the atlas an aggregate step writes (needs: [aggregate])", t.Step)
 	}
-	ch, err := champion.SelectAtlas(ctx, t.Files, ev.Atlas, t.Campaign.Campaign, champion.Options{FocusMetric: p.FocusMetric, TPOTSLOMs: p.TPOTSLOMs, TopX: p.TopX})
+	slo, note := champion.ArmsSLO(t.Campaign.Cells)
+	ch, err := champion.SelectAtlas(ctx, t.Files, ev.Atlas, t.Campaign.Campaign, champion.Options{FocusMetric: p.FocusMetric, TPOTSLOMs: p.TPOTSLOMs, TopX: p.TopX, SLO: slo})
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("step %s: %w", t.Step, err)
+	}
+	if note != "" {
+		ch.Warnings = append(ch.Warnings, note)
 	}
 	rel, err := champion.Write(t.Dir, ch)
 	if err != nil {

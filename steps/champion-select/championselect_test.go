@@ -120,6 +120,9 @@ func TestCheckRejectsBadParams(t *testing.T) {
 		{"no arms", strings.NewReplacer("arm: base, baseline: true, ", "", "arm: sgl, ", "", "arm: patch, ", "").Replace(campaign("")), "no cell has an arm", 7},
 		{"two baselines", strings.Replace(campaign(""), "arm: sgl,", "arm: sgl, baseline: true,", 1), "arm base is the baseline already", 8},
 		{"baseline without arm", strings.Replace(campaign(""), "arm: sgl,", "baseline: true,", 1), "is marked baseline but has no arm", 8},
+		{"goodput without slo", campaign(", with: {focus_metric: goodput_req_s}"), "focus_metric goodput_req_s counts requests meeting the cells' per-request slo, but no arm's cell declares one", 13},
+		{"goodput under mixed slo", strings.Replace(campaign(", with: {focus_metric: goodput_req_s_per_gpu}"), "concurrencies: [1, 2, 4]}", "concurrencies: [1, 2, 4], slo: {tpot_ms: 50}}", 1),
+			"but cells base declare a per-request slo and cells sgl, patch do not", 13},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,5 +146,48 @@ func TestNoAtlasNamesTheFix(t *testing.T) {
 	}
 	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Champion())); err == nil {
 		t.Error("champion.json written without an atlas")
+	}
+}
+
+// TestChampionByGoodputThroughEngine: when every arm's cells declare the same per-request slo,
+// champion-select ranks by goodput per GPU without being told: patch has the most throughput
+// (1.5 × base) but the fewest good requests, sgl the most (c4: 3 req/s on 8 GPUs); champion.json
+// names the slo and each arm's goodput and attainment.
+func TestChampionByGoodputThroughEngine(t *testing.T) {
+	dir := t.TempDir()
+	for _, a := range []struct {
+		cell    string
+		scale   float64
+		goodput float64 // at c4; c1, c2 have a quarter, a half
+	}{{"base", 1, 2}, {"sgl", 1.25, 3}, {"patch", 1.5, 1}} {
+		for _, c := range []int{1, 2, 4} {
+			p := stepstest.OKPoint(a.cell, c)
+			p.OutputTokPerSPerGPU *= a.scale
+			g, att := a.goodput*float64(c)/4, 0.9
+			p.GoodputReqS, p.SLOAttainment = &g, &att
+			p.Goodput = &schema.Goodput{SLO: schema.SLO{TPOTMs: schema.F(50)}, Requests: p.NumPrompts, Good: int(0.9 * float64(p.NumPrompts))}
+			stepstest.WritePoint(t, dir, p)
+		}
+	}
+	src := strings.ReplaceAll(campaign(""), "concurrencies: [1, 2, 4]}", "concurrencies: [1, 2, 4], slo: {tpot_ms: 50}}")
+	out, recs := stepstest.Run(t, dir, t.TempDir(), src, nil)
+	if out["champion"] != run.OutRan {
+		t.Fatalf("outcomes %v", out)
+	}
+	var res championselect.Result
+	stepstest.Result(t, recs, "champion", &res)
+	if res.Champion != "sgl" || res.FocusMetric != "goodput_req_s_per_gpu" || res.FocusValue != 3.0/8 || math.Abs(res.DeltaPct-50) > 1e-9 {
+		t.Errorf("result %+v, want sgl by goodput_req_s_per_gpu 0.375, +50 %%", res)
+	}
+	var ch schema.Champion
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Champion()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &ch); err != nil {
+		t.Fatal(err)
+	}
+	if ch.SLO == nil || ch.SLO.String() != "TPOT ≤ 50 ms" || ch.Arms[1].GoodputReqS == nil || *ch.Arms[1].GoodputReqS != 3 || *ch.Arms[1].SLOAttainment != 0.9 {
+		t.Errorf("champion.json slo %v, arm %+v", ch.SLO, ch.Arms[1])
 	}
 }

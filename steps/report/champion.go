@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/perfdag/perfdag/engine/plural"
 	"github.com/perfdag/perfdag/schema"
@@ -27,8 +28,12 @@ func championPage(d sink, v *view, _ *artwork) {
 	if c.Recommendation != "" {
 		d.para(c.Recommendation, 9.5, fontstyle.Normal, nil)
 	}
-	d.para(fmt.Sprintf("Focus metric %s under a TPOT SLO of %s ms; baseline %s; %s considered, top %d shown. The recommendation is evidence for delivery %s only.",
-		c.FocusMetric, stated(c.TPOTSLOMs), first(c.Baseline, "not marked"), plural.N(c.ArmsConsidered, "arm"), c.TopX, first(c.Delivery, "not recorded")),
+	under := fmt.Sprintf("under a TPOT SLO of %s ms", stated(c.TPOTSLOMs))
+	if c.SLO != nil {
+		under = fmt.Sprintf("(goodput: requests per second that met every per-request target of the cells' slo, %s; every point ranked, none filtered by its mean TPOT; Points meeting SLO: those with a good request)", c.SLO)
+	}
+	d.para(fmt.Sprintf("Focus metric %s %s; baseline %s; %s considered, top %d shown. The recommendation is evidence for delivery %s only.",
+		c.FocusMetric, under, first(c.Baseline, "not marked"), plural.N(c.ArmsConsidered, "arm"), c.TopX, first(c.Delivery, "not recorded")),
 		7.5, fontstyle.Normal, &colorMuted)
 	d.space(1)
 	cols := []tcol{
@@ -37,6 +42,10 @@ func championPage(d sink, v *view, _ *artwork) {
 		{head: "Focus value", w: 3, align: align.Right}, {head: "TPOT (ms)", w: 3, align: align.Right},
 		{head: "TTFT mean (ms)", w: 3, align: align.Right}, {head: v.dev("tok/s /GPU"), w: 3, align: align.Right},
 		{head: "vs baseline", w: 3, align: align.Right},
+	}
+	if c.SLO != nil { // the best point's SLO attainment beside its TPOT
+		cols = slices.Insert(cols, 7, tcol{head: "SLO attainment", w: 3, align: align.Right})
+		cols[3].w = 6
 	}
 	var rows [][]tcell
 	for _, a := range c.Arms {
@@ -62,6 +71,9 @@ func championPage(d sink, v *view, _ *artwork) {
 		}
 		row := []tcell{plain(rank), {text: arm, bold: a.Arm == c.Champion}, plain(engine + ", " + a.Delivery), plain(best),
 			plain(fmt.Sprintf("%d of %d", a.PointsMeetSLO, a.Points)), plain(focus(a)), plain(num(a.TPOTMs)), plain(num(a.TTFTAvgMs)), plain(num(a.OutputTokPerGPU)), plain(delta)}
+		if c.SLO != nil {
+			row = slices.Insert(row, 7, plain(attainment(a.SLOAttainment)))
+		}
 		if a.Arm == c.Champion {
 			for i := range row {
 				row[i].bg = &colorHeader

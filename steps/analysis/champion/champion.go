@@ -43,7 +43,23 @@ var metrics = map[string]func(*schema.AtlasRow) *float64{
 	"tok_s_per_user":       func(r *schema.AtlasRow) *float64 { return r.TokPerSPerUser },
 	"tokens_per_watt":      func(r *schema.AtlasRow) *float64 { return r.TokensPerWatt },
 	"aa_output_speed":      func(r *schema.AtlasRow) *float64 { return r.AAOutputSpeed },
+	"goodput_req_s":        func(r *schema.AtlasRow) *float64 { return r.GoodputReqS },
+	"goodput_req_s_per_gpu": func(r *schema.AtlasRow) *float64 {
+		if r.GoodputReqS == nil || r.GPUs <= 0 {
+			return nil
+		}
+		v := *r.GoodputReqS / float64(r.GPUs)
+		return &v
+	},
 }
+
+// DefaultGoodputMetric is the focus metric when the arms' cells declare a per-request slo:
+// requests per second and GPU that met every target, so arms on more GPUs gain nothing by it.
+const DefaultGoodputMetric = "goodput_req_s_per_gpu"
+
+// Goodput reports whether a focus metric counts good requests (goodput_req_s, per GPU): the
+// per-request SLO is inside the number, so the TPOT SLO does not filter its points.
+func Goodput(metric string) bool { return strings.HasPrefix(metric, "goodput_req_s") }
 
 // FocusMetrics lists the metric names Options.FocusMetric accepts.
 func FocusMetrics() []string { return slices.Sorted(maps.Keys(metrics)) }
@@ -53,10 +69,18 @@ type Options struct {
 	FocusMetric string  // atlas field to maximise (FocusMetrics)
 	TPOTSLOMs   float64 // a point counts only when its TPOT (ITL avg) is at or under this
 	TopX        int     // variant arms reported beside the baseline
+	// SLO is the per-request slo every arm's cells declare (ArmsSLO): the focus metric then
+	// defaults to DefaultGoodputMetric, and a goodput focus metric ranks every point by the
+	// requests that met it instead of filtering points by their mean TPOT.
+	SLO *schema.SLO
 }
 
 func (o Options) withDefaults() (Options, error) {
-	o.FocusMetric = cmp.Or(o.FocusMetric, DefaultFocusMetric)
+	def := DefaultFocusMetric
+	if o.SLO != nil {
+		def = DefaultGoodputMetric
+	}
+	o.FocusMetric = cmp.Or(o.FocusMetric, def)
 	if _, ok := metrics[o.FocusMetric]; !ok {
 		return o, fmt.Errorf("champion: focus metric %q: want one of %s", o.FocusMetric, strings.Join(FocusMetrics(), ", "))
 	}
@@ -89,6 +113,7 @@ type bestPoint struct {
 	conc                                   int
 	value                                  float64
 	tpot, ttft, outPerGPU                  *float64
+	goodput, attainment                    *float64
 	focusIv                                *schema.Interval
 	grounded, kernelProfile                bool
 }
@@ -127,13 +152,21 @@ func (s *Selector) Add(r *schema.AtlasRow) error {
 	if r.DCGMGrounded {
 		a.grounded++
 	}
-	if r.ITLAvgMs == nil || *r.ITLAvgMs > s.opt.TPOTSLOMs {
-		return nil
-	}
-	a.meet++
 	v := s.metric(r)
-	if v == nil {
-		return nil
+	if Goodput(s.opt.FocusMetric) {
+		// the per-request SLO is inside goodput: a point meets it when some request did
+		if v == nil || *v <= 0 {
+			return nil
+		}
+		a.meet++
+	} else {
+		if r.ITLAvgMs == nil || *r.ITLAvgMs > s.opt.TPOTSLOMs {
+			return nil
+		}
+		a.meet++
+		if v == nil {
+			return nil
+		}
 	}
 	if a.best != nil && (*v < a.best.value || (*v == a.best.value &&
 		cmp.Or(cmp.Compare(r.CellID, a.best.cell), cmp.Compare(r.Concurrency, a.best.conc)) >= 0)) {
@@ -144,6 +177,7 @@ func (s *Selector) Add(r *schema.AtlasRow) error {
 		cell: r.CellID, delivery: r.Delivery, engine: r.Engine, version: r.EngineVersion, rigor: r.SolRigor,
 		conc: r.Concurrency, value: *v, tpot: clone(r.ITLAvgMs), ttft: clone(r.TTFTAvgMs),
 		outPerGPU: clone(r.OutputTokPerSPerGPU), focusIv: FocusInterval(s.opt.FocusMetric, r),
+		goodput: clone(r.GoodputReqS), attainment: clone(r.SLOAttainment),
 		grounded: r.DCGMGrounded, kernelProfile: kp,
 	}
 	return nil
@@ -155,4 +189,39 @@ func clone(p *float64) *float64 {
 	}
 	v := *p
 	return &v
+}
+
+// ArmsSLO is the per-request slo every arm-tagged cell declares, so arms are ranked by goodput
+// under one set of targets; nil when no arm's cell declares one, or — with a note saying so, for
+// champion.json's warnings — when some do not or they differ (goodput under other targets is
+// another number: the arms are then ranked under the TPOT SLO as without slo).
+func ArmsSLO(cells []schema.Cell) (*schema.SLO, string) {
+	var slo *schema.SLO
+	with, without := []string{}, []string{}
+	differ := false
+	for i := range cells {
+		c := &cells[i]
+		if c.Arm == "" {
+			continue
+		}
+		if c.SLO == nil {
+			without = append(without, c.ID)
+			continue
+		}
+		with = append(with, c.ID)
+		if slo == nil {
+			slo = c.SLO
+		} else if slo.String() != c.SLO.String() {
+			differ = true
+		}
+	}
+	switch {
+	case len(with) == 0:
+		return nil, ""
+	case len(without) > 0:
+		return nil, fmt.Sprintf("cells %s declare a per-request slo and cells %s do not: arms are ranked under the TPOT SLO, not by goodput", strings.Join(with, ", "), strings.Join(without, ", "))
+	case differ:
+		return nil, "the arms' cells declare different per-request slo targets: arms are ranked under the TPOT SLO, not by goodput (goodput under other targets is another number)"
+	}
+	return slo, ""
 }

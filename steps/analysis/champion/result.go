@@ -24,6 +24,9 @@ func (s *Selector) Result() (schema.Champion, error) {
 	}
 	out := schema.Champion{Schema: schema.SchemaChampion, Campaign: s.campaign, FocusMetric: s.opt.FocusMetric,
 		TPOTSLOMs: s.opt.TPOTSLOMs, TopX: s.opt.TopX, ArmsConsidered: len(s.arms)}
+	if Goodput(s.opt.FocusMetric) {
+		out.SLO = s.opt.SLO
+	}
 	names := slices.Sorted(maps.Keys(s.arms))
 	var baselines []string
 	for _, n := range names {
@@ -42,7 +45,7 @@ func (s *Selector) Result() (schema.Champion, error) {
 
 	arms := make([]schema.ChampionArm, 0, len(names))
 	for _, n := range names {
-		arm, warn := summarize(s.arms[n])
+		arm, warn := summarize(s.arms[n], Goodput(s.opt.FocusMetric))
 		arms = append(arms, arm)
 		out.Warnings = append(out.Warnings, warn...)
 	}
@@ -104,8 +107,9 @@ func (s *Selector) Result() (schema.Champion, error) {
 	return out, nil
 }
 
-// summarize turns an arm's running state into its champion_v1 entry.
-func summarize(a *armAcc) (schema.ChampionArm, []string) {
+// summarize turns an arm's running state into its champion_v1 entry; goodput says the arms
+// were ranked by goodput (a point meets the SLO when some request did).
+func summarize(a *armAcc, goodput bool) (schema.ChampionArm, []string) {
 	arm := schema.ChampionArm{
 		Arm: a.name, Baseline: a.baseline, Cells: slices.Sorted(maps.Keys(a.cells)),
 		Engine: joinKeys(a.engines), EngineVersion: joinKeys(a.versions), Delivery: joinKeys(a.deliveries),
@@ -119,11 +123,16 @@ func summarize(a *armAcc) (schema.ChampionArm, []string) {
 		warnings = append(warnings, fmt.Sprintf("arm %s spans deliveries %s: its numbers are cited for its best point's delivery only", a.name, arm.Delivery))
 	}
 	b := a.best
+	if b == nil && goodput {
+		arm.RigorNote = fmt.Sprintf("no point has a request meeting the per-request SLO (%s)", plural.N(a.points, "plot-ready point"))
+		return arm, warnings
+	}
 	if b == nil {
 		arm.RigorNote = fmt.Sprintf("no point meets the TPOT SLO (%s, %d with TPOT measured at or under it)", plural.N(a.points, "plot-ready point"), a.meet)
 		return arm, warnings
 	}
 	arm.FocusValue, arm.CellID, arm.Concurrency = &b.value, b.cell, b.conc
+	arm.GoodputReqS, arm.SLOAttainment = b.goodput, b.attainment
 	arm.TPOTMs, arm.TTFTAvgMs, arm.OutputTokPerGPU = b.tpot, b.ttft, b.outPerGPU
 	arm.FocusInterval = b.focusIv
 	arm.Delivery, arm.Engine, arm.EngineVersion = b.delivery, b.engine, b.version
@@ -155,11 +164,25 @@ func RigorMeaning(level string) string {
 // recommend writes the plain-words pick; it names the champion's delivery and no other.
 func recommend(c schema.Champion, ranked []schema.ChampionArm, base *schema.ChampionArm) string {
 	slo := "TPOT <= " + strconv.FormatFloat(c.TPOTSLOMs, 'g', -1, 64) + " ms"
+	goodput := Goodput(c.FocusMetric)
+	if goodput {
+		slo = "the per-request SLO"
+		if c.SLO != nil {
+			slo += " (" + c.SLO.String() + ")"
+		}
+	}
+	if c.Champion == "" && goodput {
+		return fmt.Sprintf("No production pick: no arm has a point with a request meeting %s.", slo)
+	}
 	if c.Champion == "" {
 		return fmt.Sprintf("No production pick: no arm has a point meeting %s.", slo)
 	}
 	w := ranked[0]
 	point := fmt.Sprintf("%s %s at c%d (cell %s, TPOT %s ms)", num(*w.FocusValue), c.FocusMetric, w.Concurrency, w.CellID, num(deref(w.TPOTMs)))
+	if goodput {
+		point = fmt.Sprintf("%s %s at c%d (cell %s, SLO attainment %s %%)", strconv.FormatFloat(*w.FocusValue, 'g', 4, 64), c.FocusMetric,
+			w.Concurrency, w.CellID, strconv.FormatFloat(100*deref(w.SLOAttainment), 'f', 1, 64))
+	}
 	var b strings.Builder
 	switch {
 	case base != nil && w.Arm == base.Arm:

@@ -14,12 +14,14 @@ import (
 // the row's GPUs (an exact scaling: the GPU count is a constant, not an estimate). A metric
 // without an entry (tokens_per_watt: power's own uncertainty is not measured) has no interval.
 var focusIntervals = map[string]struct{ direct, perGPU []string }{
-	"output_tok_s":         {direct: []string{"output_tok_s", "output_token_throughput"}},
-	"output_tok_s_per_gpu": {direct: []string{"output_tok_s_per_gpu"}, perGPU: []string{"output_tok_s", "output_token_throughput"}},
-	"total_tok_s_per_gpu":  {direct: []string{"total_tok_s_per_gpu"}, perGPU: []string{"total_tok_s", "total_token_throughput"}},
-	"request_throughput":   {direct: []string{"request_throughput"}},
-	"tok_s_per_user":       {direct: []string{"tok_s_per_user", "tps_per_user"}},
-	"aa_output_speed":      {direct: []string{"aa_output_speed"}},
+	"output_tok_s":          {direct: []string{"output_tok_s", "output_token_throughput"}},
+	"output_tok_s_per_gpu":  {direct: []string{"output_tok_s_per_gpu"}, perGPU: []string{"output_tok_s", "output_token_throughput"}},
+	"total_tok_s_per_gpu":   {direct: []string{"total_tok_s_per_gpu"}, perGPU: []string{"total_tok_s", "total_token_throughput"}},
+	"request_throughput":    {direct: []string{"request_throughput"}},
+	"tok_s_per_user":        {direct: []string{"tok_s_per_user", "tps_per_user"}},
+	"aa_output_speed":       {direct: []string{"aa_output_speed"}},
+	"goodput_req_s":         {direct: []string{"goodput_req_s"}},
+	"goodput_req_s_per_gpu": {perGPU: []string{"goodput_req_s"}},
 }
 
 // FocusInterval returns the 95 % interval of a focus metric at an atlas row, nil when the row
