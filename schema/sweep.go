@@ -1,6 +1,12 @@
 package schema
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
 
 // SchemaSweep names cells/<id>/sweep_probes.json.
 const SchemaSweep = "sweep_v1"
@@ -50,12 +56,15 @@ func (c *Cell) FirstConcurrency() int {
 
 // SweepProbe is one point a sweep measured (or reused) and what the rule said of it.
 type SweepProbe struct {
-	Concurrency int    `json:"concurrency"`
-	Met         bool   `json:"met"`              // the SLO held (search), or the point is kept (list)
-	Status      string `json:"status"`           // the point's status: ok, partial, failed
-	Values      string `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
+	Concurrency int `json:"concurrency"`
+	// Met says the SLO held on the point's estimates (search), or the point is kept (list). A
+	// probe with a Verdict is decided by it; Met is then only the undecided probe's best guess.
+	Met    bool   `json:"met"`
+	Status string `json:"status"`           // the point's status: ok, partial, failed
+	Values string `json:"values,omitempty"` // what the rule read, e.g. "itl_avg_ms = 41.2"
 	// Verdict is the probe's decided SLO verdict (meets, misses, undecided) when its point
-	// measured until the SLO was decided (Point.Decision); an undecided probe is not met.
+	// measured until the SLO was decided (Point.Decision); an undecided probe is evidence of
+	// neither side, so the knee is a band (SweepResult.KneeLo, KneeHi).
 	Verdict string `json:"verdict,omitempty"`
 	// NoEvidence marks a search's probe with no valid request (or no point): it says nothing
 	// about the SLO, so the search stopped there with its knee unknown.
@@ -79,7 +88,19 @@ type SweepResult struct {
 	Bound  int          `json:"bound"` // most probes the sweep could make
 	Probes []SweepProbe `json:"probes"`
 	// Knee is the highest concurrency that met the SLO (search), 0 when even the lowest failed.
+	// With undecided probes it is the best estimate inside the band [KneeLo, KneeHi].
 	Knee int `json:"knee"`
+	// KneeLo and KneeHi are the band the knee lies in (docs/search.md): KneeLo the highest
+	// concurrency decided to meet the SLO below the lowest decided to miss it (0: none is, the
+	// knee may be "no concurrency"), KneeHi one below that lowest miss (To when no probe is
+	// decided to miss: the knee may lie beyond). Both equal Knee when every probe is decided.
+	// A file written before bands has neither: KneeBand reads it as [Knee, Knee].
+	KneeLo int `json:"knee_lo"`
+	KneeHi int `json:"knee_hi"`
+	// BandLevel is the confidence each end of the band is decided at (0.95), 0 when the probes
+	// were judged on their estimates (fixed request counts): the band is then exact by
+	// construction and carries no stated confidence.
+	BandLevel float64 `json:"band_level,omitempty"`
 	// KneeAtTop says the upper bound itself met the SLO: the real knee may lie beyond it.
 	KneeAtTop bool `json:"knee_at_top,omitempty"`
 	// KneeUnknown says why the search stopped without an answer: a probe had no valid request
@@ -121,4 +142,73 @@ func (r *SweepResult) UnmarshalJSON(b []byte) error {
 		r.KneeRequestThroughput = v.LegacyReqS
 	}
 	return nil
+}
+
+// KneeBand is the search's band [lo, hi]; a file written before bands reads as [Knee, Knee].
+func (r *SweepResult) KneeBand() (lo, hi int) {
+	if r.KneeHi == 0 && r.KneeLo == 0 {
+		return r.Knee, r.Knee
+	}
+	return r.KneeLo, r.KneeHi
+}
+
+// Undecided lists the concurrencies whose probes measured to their max without a verdict.
+func (r *SweepResult) Undecided() []int {
+	var out []int
+	for _, p := range r.Probes {
+		if p.Verdict == VerdictUndecided {
+			out = append(out, p.Concurrency)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BandText writes the knee with its band as a reader sees it: "c31" when exact, "c31 (c30–c32
+// at 95 %)" when probes near the threshold were undecided, "≥ c64" at the top, "none" when no
+// concurrency meets, "unknown" when a probe had no evidence.
+func (r *SweepResult) BandText() string {
+	if r.KneeUnknown != "" {
+		return "unknown"
+	}
+	lo, hi := r.KneeBand()
+	open := hi == r.To && r.To > 0 && !r.decidedMiss() // no probe decided to miss: it may lie beyond To
+	knee := "none"
+	switch {
+	case r.Knee > 0 && r.KneeAtTop:
+		knee = fmt.Sprintf("≥ c%d", r.Knee)
+	case r.Knee > 0:
+		knee = fmt.Sprintf("c%d", r.Knee)
+	}
+	if lo == hi {
+		return knee
+	}
+	end := func(c int) string {
+		if c == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("c%d", c)
+	}
+	band := end(lo) + "–" + end(hi)
+	if open {
+		band += " or beyond"
+	}
+	if r.BandLevel > 0 {
+		band += fmt.Sprintf(" at %s %%", strconv.FormatFloat(math.Round(1000*r.BandLevel)/10, 'f', -1, 64))
+	}
+	return knee + " (" + band + ")"
+}
+
+// decidedMiss reports whether some probe was decided to miss the SLO (a verdict of misses, or
+// a miss on its estimate for a probe without a decision).
+func (r *SweepResult) decidedMiss() bool {
+	for _, p := range r.Probes {
+		if p.NoEvidence {
+			continue
+		}
+		if p.Verdict == VerdictMisses || (p.Verdict == "" && !p.Met) {
+			return true
+		}
+	}
+	return false
 }

@@ -44,11 +44,14 @@ func compile(c *schema.Campaign, cell *schema.Cell, rule string, stop bool) (*vm
 // judged is one point as a sweep's rule saw it.
 type judged struct {
 	conc   int
-	met    bool
+	met    bool // the rule held on the point's estimates
 	values string
-	point  *campaigndir.PointResult
-	node   string // the node whose result point is
-	failed string // the group's first failure, "node: why", "" when none
+	// verdict is the point's decided verdict (meets, misses, undecided), "" when it measured a
+	// fixed count: it is then judged on its estimates (met).
+	verdict string
+	point   *campaigndir.PointResult
+	node    string // the node whose result point is
+	failed  string // the group's first failure, "node: why", "" when none
 }
 
 // noEvidence says why a probe tells nothing about an SLO ("" when it does): it has no point,

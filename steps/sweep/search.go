@@ -4,35 +4,83 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
-// bracket is what a search knows: the highest concurrency that met the SLO below the lowest
-// that did not (0 when none is known of either).
-type bracket struct{ lo, hi int }
+// decided says what a probe is evidence of: a verdict (meets or misses) or nothing (its point
+// measured to its max without deciding). A probe without a decision (a fixed request count) is
+// judged on its estimates, as a verdict.
+func (j judged) decided() (known, meets bool) {
+	switch j.verdict {
+	case "":
+		return true, j.met
+	case schema.VerdictMeets:
+		return true, true
+	case schema.VerdictMisses:
+		return true, false
+	}
+	return false, false
+}
+
+// bracket is what a search knows: the highest concurrency decided to meet the SLO below the
+// lowest decided to miss it (0 when none is known of either), and the undecided probes between.
+type bracket struct {
+	lo, hi    int
+	undecided []int // ascending, all inside (lo, hi) (above lo when hi is 0)
+}
 
 // knownBracket reads the bracket off the probes under the search's assumption that meeting
-// the SLO is monotone in concurrency: the lowest failure bounds it above, the highest pass
-// below that bounds it below (a pass above a failure is noise and is not trusted).
+// the SLO is monotone in concurrency: the lowest decided failure bounds it above, the highest
+// decided pass below that bounds it below (a pass above a failure is noise and is not
+// trusted). An undecided probe bounds nothing: it is only remembered, so the search does not
+// measure it again.
 func knownBracket(ps []judged) bracket {
 	var b bracket
 	for _, p := range ps {
-		if !p.met && (b.hi == 0 || p.conc < b.hi) {
+		if known, meets := p.decided(); known && !meets && (b.hi == 0 || p.conc < b.hi) {
 			b.hi = p.conc
 		}
 	}
 	for _, p := range ps {
-		if p.met && p.conc > b.lo && (b.hi == 0 || p.conc < b.hi) {
+		if known, meets := p.decided(); known && meets && p.conc > b.lo && (b.hi == 0 || p.conc < b.hi) {
 			b.lo = p.conc
 		}
 	}
+	for _, p := range ps {
+		if known, _ := p.decided(); !known && p.conc > b.lo && (b.hi == 0 || p.conc < b.hi) {
+			b.undecided = append(b.undecided, p.conc)
+		}
+	}
+	slices.Sort(b.undecided)
 	return b
 }
 
+// gaps are the open intervals the search still has to narrow: between the bracket's ends, or,
+// with undecided probes inside, below the lowest of them (where the band's lower end is found)
+// and above the highest (its upper end). Concurrencies between two undecided probes are never
+// probed: under the monotone assumption they are as close to the threshold, and deciding one
+// would rarely move an end. from−1 and to+1 stand for an end not known.
+func (b bracket) gaps(from, to int) [][2]int {
+	lo, hi := b.lo, b.hi
+	if lo == 0 {
+		lo = from - 1
+	}
+	if hi == 0 {
+		hi = to + 1
+	}
+	if len(b.undecided) == 0 {
+		return [][2]int{{lo, hi}}
+	}
+	return [][2]int{{lo, b.undecided[0]}, {b.undecided[len(b.undecided)-1], hi}}
+}
+
 // nextProbe is the search's decision, a pure function of what is known: the lower bound
-// first (if it fails there is no knee), then the upper bound (if it passes the knee is at the
-// top), then bisection of the bracket until it is no wider than step. A concurrency an
-// earlier run measured (free) inside the bracket is taken before a new midpoint, the one
-// nearest the midpoint first, so an edited SLO re-uses what exists. Returns 0 when done.
+// first (if it is decided to miss there is no knee), then the upper bound (if it is decided to
+// meet the knee is at the top), then bisection of the widest gap left until each is no wider
+// than step. A concurrency an earlier run measured (free) inside the gap is taken before a new
+// midpoint, the one nearest the midpoint first, so an edited SLO re-uses what exists. Returns
+// 0 when done.
 func nextProbe(from, to, step int, ps []judged, free []int) int {
 	probed := map[int]bool{}
 	for _, p := range ps {
@@ -42,22 +90,28 @@ func nextProbe(from, to, step int, ps []judged, free []int) int {
 		return from
 	}
 	b := knownBracket(ps)
-	if b.lo == 0 {
-		return 0 // the lower bound fails: no knee
+	if b.hi == from {
+		return 0 // the lower bound is decided to miss: no knee
 	}
 	if !probed[to] {
 		return to
 	}
-	if b.hi == 0 {
-		return 0 // the upper bound meets the SLO
+	if b.hi == 0 && b.lo == to {
+		return 0 // the upper bound is decided to meet the SLO
 	}
-	if b.hi-b.lo <= step {
+	var gap [2]int
+	for _, g := range b.gaps(from, to) {
+		if g[1]-g[0] > step && g[1]-g[0] > gap[1]-gap[0] {
+			gap = g
+		}
+	}
+	if gap == ([2]int{}) {
 		return 0
 	}
-	mid := b.lo + (b.hi-b.lo)/2
+	mid := gap[0] + (gap[1]-gap[0])/2
 	best := 0
 	for _, f := range free {
-		if f > b.lo && f < b.hi && !probed[f] && (best == 0 || abs(f-mid) < abs(best-mid)) {
+		if f > gap[0] && f < gap[1] && f >= from && f <= to && !probed[f] && (best == 0 || abs(f-mid) < abs(best-mid)) {
 			best = f
 		}
 	}
@@ -69,13 +123,18 @@ func nextProbe(from, to, step int, ps []judged, free []int) int {
 
 // bound is the most points a search of [from, to] measures: the two ends, then at most
 // ⌈log2((to − from)/step)⌉ bisections. Free probes (reused) cost nothing and only ever
-// narrow the bracket, so they never add a measurement to the bound.
-func bound(from, to, step int) int {
+// narrow the bracket, so they never add a measurement to the bound. When probes may be
+// undecided (decided requests), the gaps below and above the undecided ones are bisected
+// each, at most ⌈log2⌉ probes apiece: the bound is nearly twice the bisections.
+func bound(from, to, step int, undecided bool) int {
 	if to <= from {
 		return 1
 	}
 	w := (to - from + step - 1) / step
-	return 2 + ceilLog2(w)
+	if !undecided {
+		return 2 + ceilLog2(w)
+	}
+	return 2 + 2*ceilLog2(w)
 }
 
 func ceilLog2(n int) int {
@@ -87,11 +146,33 @@ func ceilLog2(n int) int {
 
 func abs(n int) int { return int(math.Abs(float64(n))) }
 
-// knee is the search's answer: the highest concurrency that met the SLO below the lowest that
-// did not, and whether that is the upper bound itself.
-func knee(to int, ps []judged) (int, bool) {
+// band is the search's answer: the knee's best estimate, the band it lies in, and whether the
+// upper bound itself met the SLO. The band's lower end is the highest concurrency decided to
+// meet below the lowest decided to miss (0: none), its upper end one below that miss (to when
+// none is decided to miss; 0 when even from is). The estimate reads the same bracket off the
+// undecided probes' estimates too, and stays inside the band.
+func band(from, to int, ps []judged) (knee, lo, hi int, atTop bool) {
 	b := knownBracket(ps)
-	return b.lo, b.lo == to && b.hi == 0
+	lo, hi = b.lo, to
+	if b.hi != 0 {
+		hi = b.hi - 1
+	}
+	if hi < from {
+		hi = 0
+	}
+	est := make([]judged, len(ps))
+	for i, p := range ps {
+		est[i] = judged{conc: p.conc, met: p.met}
+		if known, meets := p.decided(); known {
+			est[i].met = meets
+		}
+	}
+	e := knownBracket(est)
+	knee = min(max(e.lo, lo), hi)
+	if knee < from {
+		knee = 0
+	}
+	return knee, lo, hi, knee == to && e.hi == 0 && b.hi == 0
 }
 
 func concs(ps []judged) []int {

@@ -22,11 +22,9 @@ func runSearch(from, to, step, knee int, free []int) ([]int, int) {
 	for _, p := range ps {
 		out = append(out, p.conc)
 	}
-	k, _ := knee2(to, ps)
+	k, _, _, _ := band(from, to, ps)
 	return out, k
 }
-
-func knee2(to int, ps []judged) (int, bool) { return knee(to, ps) }
 
 func TestSearchExactWithinBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -42,8 +40,8 @@ func TestSearchExactWithinBound(t *testing.T) {
 		if got != want {
 			t.Fatalf("[%d, %d] knee %d: found %d with probes %v", from, to, k, got, probes)
 		}
-		if len(probes) > bound(from, to, 1) {
-			t.Fatalf("[%d, %d] knee %d: %d probes > bound %d: %v", from, to, k, len(probes), bound(from, to, 1), probes)
+		if len(probes) > bound(from, to, 1, false) {
+			t.Fatalf("[%d, %d] knee %d: %d probes > bound %d: %v", from, to, k, len(probes), bound(from, to, 1, false), probes)
 		}
 	}
 }
@@ -53,8 +51,8 @@ func TestSearchResolution(t *testing.T) {
 	if got > 300 || got < 300-16 {
 		t.Fatalf("knee %d not within 16 below 300 (probes %v)", got, probes)
 	}
-	if len(probes) > bound(1, 1024, 16) {
-		t.Fatalf("%d probes > bound %d", len(probes), bound(1, 1024, 16))
+	if len(probes) > bound(1, 1024, 16, false) {
+		t.Fatalf("%d probes > bound %d", len(probes), bound(1, 1024, 16, false))
 	}
 }
 
@@ -72,8 +70,8 @@ func TestSearchTakesFreeProbesFirst(t *testing.T) {
 			fresh++
 		}
 	}
-	if fresh > bound(1, 64, 1) || !slices.Contains(probes, 36) {
-		t.Fatalf("probes %v: %d new, want the free c36 taken and at most %d new", probes, fresh, bound(1, 64, 1))
+	if fresh > bound(1, 64, 1, false) || !slices.Contains(probes, 36) {
+		t.Fatalf("probes %v: %d new, want the free c36 taken and at most %d new", probes, fresh, bound(1, 64, 1, false))
 	}
 	// with nothing free the same search measures its own path
 	plain, _ := runSearch(1, 64, 1, 33, nil)

@@ -49,7 +49,10 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	cell := t.Cell
 	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell)}
 	for _, p := range ps {
-		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed"}
+		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed", Verdict: p.verdict}
+		if known, meets := p.decided(); known {
+			sp.Met = meets
+		}
 		sp.NoEvidence = cell.Search != nil && p.noEvidence() != ""
 		if p.point != nil {
 			sp.Status = p.point.Status
@@ -66,7 +69,8 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		if _, r.KneeUnknown = unknown(ps); r.KneeUnknown != "" {
 			return r, nil
 		}
-		r.Knee, r.KneeAtTop = knee(s.To, ps)
+		r.Knee, r.KneeLo, r.KneeHi, r.KneeAtTop = band(s.From, s.To, ps)
+		r.BandLevel = bandLevel(ps)
 		for _, p := range r.Probes {
 			if p.Concurrency == r.Knee && r.Knee != 0 {
 				r.KneeOutputTokS, r.KneeRequestThroughput = p.Throughput, p.RequestRate
@@ -87,4 +91,24 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// bandLevel is the confidence the band's ends are decided at: 1 − the decisions' alpha when
+// every probe carries a decision (the least confident one when they differ), 0 when some probe
+// was judged on its estimates.
+func bandLevel(ps []judged) float64 {
+	level := 0.0
+	for i, p := range ps {
+		if p.point == nil || p.point.Decision == nil {
+			return 0
+		}
+		d := p.point.Decision
+		if d.Alpha <= 0 || d.Alpha >= 1 {
+			return 0
+		}
+		if l := 1 - d.Alpha; i == 0 || l < level {
+			level = l
+		}
+	}
+	return level
 }

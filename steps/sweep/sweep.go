@@ -29,7 +29,7 @@ var Kind = engine.Kind{
 	Result:        Result{},
 	Inputs:        inputs,
 	Check:         check,
-	Fanout:        &engine.FanoutSpec{Start: start, Bound: Bound, Decides: decides},
+	Fanout:        &engine.FanoutSpec{Start: start, Bound: Bound, Decides: clearDecided},
 	Run:           run,
 }
 
@@ -39,6 +39,9 @@ type Result struct {
 	Mode  string `json:"mode"`   // search or list
 	Knee  int    `json:"knee"`   // highest concurrency meeting the SLO, 0 when none (search)
 	AtTop bool   `json:"at_top"` // the upper bound met the SLO: the knee may lie beyond it
+	// KneeLo and KneeHi are the band the knee lies in (equal to Knee when every probe decided).
+	KneeLo int `json:"knee_lo"`
+	KneeHi int `json:"knee_hi"`
 	// Unknown says why the search stopped without knowing its knee (a probe without evidence).
 	Unknown string `json:"unknown,omitempty"`
 	Probes  int    `json:"probes"`  // points measured or reused
@@ -53,14 +56,21 @@ func (r *Result) SweepFile() string { return r.Sweep }
 // Bound is the most points a cell's sweep can measure.
 func Bound(cell *schema.Cell) int {
 	if s := cell.Search; s != nil {
-		return bound(s.From, s.To, s.Step())
+		return bound(s.From, s.To, s.Step(), decides(cell))
 	}
 	return len(cell.Concurrencies)
 }
 
-// decides clears the cell fields only the sweep decides with: editing an SLO or a stopping rule
-// changes no point's fingerprint.
-func decides(cell *schema.Cell) { cell.Search, cell.StopWhen = nil, "" }
+// clearDecided clears the cell fields only the sweep decides with: editing an SLO or a stopping
+// rule changes no point's fingerprint.
+func clearDecided(cell *schema.Cell) { cell.Search, cell.StopWhen = nil, "" }
+
+// decides reports whether a cell's points measure until their SLO verdict is known
+// (requests_per_point {auto: {decide: ...}}), so a probe may end undecided.
+func decides(cell *schema.Cell) bool {
+	a := cell.RequestsPerPoint.Auto
+	return a != nil && a.Decide != ""
+}
 
 // inputs are what the sweep's answer depends on beyond its points' results.
 func inputs(t *engine.Task) any {
@@ -202,6 +212,9 @@ func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 				return nil, err
 			}
 			j.met, j.values = met, vals
+			if j.point != nil && j.point.Decision != nil {
+				j.verdict = j.point.Decision.Verdict
+			}
 			if why := j.noEvidence(); why != "" {
 				j.values = "no evidence: " + why
 			}
@@ -269,7 +282,8 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if _, err := campaigndir.WriteJSON(t.Dir, rel, res); err != nil {
 		return engine.Result{}, fmt.Errorf("write %s: %w", rel, err)
 	}
-	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, Unknown: res.KneeUnknown,
+	lo, hi := res.KneeBand()
+	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, KneeLo: lo, KneeHi: hi, Unknown: res.KneeUnknown,
 		Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
 	result := engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}
 	if res.KneeUnknown != "" {
@@ -299,13 +313,27 @@ func line(r *schema.SweepResult) string {
 		}
 		return s
 	}
+	lo, hi := r.KneeBand()
+	undecided := ""
+	if u := r.Undecided(); len(u) > 0 {
+		undecided = "; undecided: " + concList(u)
+	}
 	switch {
 	case r.KneeUnknown != "":
 		return fmt.Sprintf("knee unknown: %s (%s)", r.KneeUnknown, plural.N(len(r.Probes), "probe"))
-	case r.Knee == 0:
-		return fmt.Sprintf("no concurrency from %d meets %s (%s)", r.From, r.SLO, plural.N(len(r.Probes), "probe"))
-	case r.KneeAtTop:
+	case r.Knee == 0 && lo == hi:
+		return fmt.Sprintf("no concurrency from %d meets %s (%s%s)", r.From, r.SLO, plural.N(len(r.Probes), "probe"), undecided)
+	case r.KneeAtTop && lo == hi:
 		return fmt.Sprintf("knee ≥ c%d (the upper bound meets %s; %s)", r.Knee, r.SLO, plural.N(len(r.Probes), "probe"))
 	}
-	return fmt.Sprintf("knee c%d for %s (%s of ≤ %d)", r.Knee, r.SLO, plural.N(len(r.Probes), "probe"), r.Bound)
+	return fmt.Sprintf("knee %s for %s (%s of ≤ %d%s)", r.BandText(), r.SLO, plural.N(len(r.Probes), "probe"), r.Bound, undecided)
+}
+
+// concList writes concurrencies as "c31, c32".
+func concList(cs []int) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("c%d", c)
+	}
+	return strings.Join(parts, ", ")
 }
