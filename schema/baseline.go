@@ -37,12 +37,24 @@ type PerfBench struct {
 
 // PerfBenchSearch is a searched cell's answer and the points its search probed.
 type PerfBenchSearch struct {
-	SLO    string `json:"slo"`
-	From   int    `json:"from"`
-	To     int    `json:"to"`
-	Knee   int    `json:"knee"`                  // highest concurrency meeting the SLO, 0 when none
-	AtTop  bool   `json:"knee_at_top,omitempty"` // the upper bound met it: the knee may lie beyond
-	Probes []int  `json:"probes"`                // concurrencies probed, in order
+	SLO   string `json:"slo"`
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	Knee  int    `json:"knee"`                  // highest concurrency meeting the SLO, 0 when none
+	AtTop bool   `json:"knee_at_top,omitempty"` // the upper bound met it: the knee may lie beyond
+	// KneeLo and KneeHi are the band the knee lies in when probes were undecided
+	// (SweepResult.KneeLo, KneeHi); a snapshot taken before bands has neither: [Knee, Knee].
+	KneeLo int   `json:"knee_lo,omitempty"`
+	KneeHi int   `json:"knee_hi,omitempty"`
+	Probes []int `json:"probes"` // concurrencies probed, in order
+}
+
+// Band is the search's knee band [lo, hi], [Knee, Knee] for a snapshot without one.
+func (s *PerfBenchSearch) Band() (lo, hi int) {
+	if s.KneeLo == 0 && s.KneeHi == 0 {
+		return s.Knee, s.Knee
+	}
+	return s.KneeLo, s.KneeHi
 }
 
 // PerfBenchDeployment names what served the numbers. The first eight fields are the seed's;

@@ -17,9 +17,12 @@ func probedOnlyByBase(base, cur *schema.PerfBench, c int) bool {
 	return base.Search != nil && cur.Search != nil && slices.Contains(base.Search.Probes, c)
 }
 
-// kneeRow compares two searches' knees: RED when the knee fell beyond the tolerance and by more
-// than one step (bisection finds the exact knee, but one step on a real server is noise), or when
-// no concurrency meets the SLO any more. Knees of different SLOs are not compared.
+// kneeRow compares two searches' knees as bands (a knee whose probes were all decided is a band
+// of width zero): RED only when the current band lies wholly below the baseline's by more than
+// the tolerance and by more than one step (bisection finds the exact knee, but one step on a
+// real server is noise), or when no concurrency meets the SLO any more. A knee that fell beyond
+// the tolerance while the bands still overlap (or lie within it) is NOTE: the searches could
+// not tell it from their uncertainty. Knees of different SLOs are not compared.
 func kneeRow(d *schema.BaselineDiff, base, cur *schema.PerfBenchSearch, tol Tolerances) {
 	switch {
 	case base == nil && cur == nil:
@@ -33,16 +36,45 @@ func kneeRow(d *schema.BaselineDiff, base, cur *schema.PerfBenchSearch, tol Tole
 	}
 	b, c := float64(base.Knee), float64(cur.Knee)
 	row := compare(KneeMetric, &b, &c, tol)
+	bLo, bHi := base.Band()
+	cLo, cHi := cur.Band()
+	banded := bLo != bHi || cLo != cHi
+	if banded {
+		// the knee moved by at least cLo − bHi and at most cHi − bLo
+		row.Change = &schema.Interval{Lo: float64(cLo - bHi), Hi: float64(cHi - bLo), Method: "knee bands"}
+		if base.Knee > 0 {
+			row.ChangePct = &schema.Interval{Lo: 100 * row.Change.Lo / b, Hi: 100 * row.Change.Hi / b, Method: "knee bands"}
+		}
+	}
+	gap := bLo - cHi // how far the current band lies below the baseline's
+	beyond := gap > 1 && bLo > 0 && 100*float64(gap)/float64(bLo) > row.Tolerance+1e-9*max(1, row.Tolerance)
 	switch {
-	case base.Knee > 0 && cur.Knee == 0:
+	case bLo > 0 && cLo == 0 && cHi == 0:
 		row.Verdict, row.Note = Red, fmt.Sprintf("no concurrency from %d meets the SLO now", cur.From)
-	case row.Verdict == Red && base.Knee-cur.Knee <= 1:
+	case beyond:
+		row.Verdict, row.Note = Red, fmt.Sprintf("knee fell from %s to %s under %s", bandOf(base), bandOf(cur), cur.SLO)
+	case row.Verdict == Red && !banded && base.Knee-cur.Knee <= 1:
 		row.Verdict, row.Note = Green, "within one step"
 	case row.Verdict == Red:
-		row.Note = fmt.Sprintf("knee fell from c%d to c%d under %s", base.Knee, cur.Knee, cur.SLO)
+		row.Verdict, row.Note = WithinNoise, fmt.Sprintf("knee fell from %s to %s, but the bands overlap or lie within the tolerance: not told from the searches' uncertainty", bandOf(base), bandOf(cur))
 	}
 	if cur.AtTop || base.AtTop {
 		d.Notes = append(d.Notes, fmt.Sprintf("a search's upper bound met the SLO (knee at c%d or c%d is a lower bound)", base.Knee, cur.Knee))
 	}
 	d.Rows = append(d.Rows, row)
+}
+
+// bandOf writes a search's knee with its band: "c31", or "c31 (c30–c32)".
+func bandOf(s *schema.PerfBenchSearch) string {
+	end := func(c int) string {
+		if c == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("c%d", c)
+	}
+	lo, hi := s.Band()
+	if lo == hi {
+		return end(s.Knee)
+	}
+	return fmt.Sprintf("%s (%s–%s)", end(s.Knee), end(lo), end(hi))
 }

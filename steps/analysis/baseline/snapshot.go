@@ -354,6 +354,9 @@ func (d *campaignData) search(cellID string) (*schema.PerfBenchSearch, error) {
 		return nil, fmt.Errorf("%s: cell %s's search stopped with its knee unknown (%s): resume the campaign once the endpoint answers, then take the snapshot", d.dir, cellID, r.KneeUnknown)
 	}
 	s := &schema.PerfBenchSearch{SLO: r.SLO, From: r.From, To: r.To, Knee: r.Knee, AtTop: r.KneeAtTop}
+	if lo, hi := r.KneeBand(); lo != hi {
+		s.KneeLo, s.KneeHi = lo, hi
+	}
 	for _, p := range r.Probes {
 		s.Probes = append(s.Probes, p.Concurrency)
 	}
