@@ -61,12 +61,12 @@ func (s SLO) Problems() map[string]string {
 	return out
 }
 
-// String writes the targets compactly: "TTFT ≤ 2000 ms, TPOT ≤ 50 ms".
+// String writes the targets compactly, as the report prints them: "TTFT <= 2000 ms, TPOT <= 50 ms".
 func (s SLO) String() string {
 	names := map[string]string{SLOTTFT: "TTFT", SLOTPOT: "TPOT", SLOLatency: "latency"}
 	var parts []string
 	for _, t := range s.Targets() {
-		parts = append(parts, names[t.Key]+" ≤ "+strconv.FormatFloat(t.Ms, 'f', -1, 64)+" ms")
+		parts = append(parts, names[t.Key]+" <= "+strconv.FormatFloat(t.Ms, 'f', -1, 64)+" ms")
 	}
 	return strings.Join(parts, ", ")
 }

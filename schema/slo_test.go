@@ -36,7 +36,7 @@ func TestSweepResultReadsOldKneeKeys(t *testing.T) {
 func TestSLOTargets(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
 	s := SLO{TTFTMs: v(2000), LatencyMs: v(30000)}
-	if got := s.String(); got != "TTFT ≤ 2000 ms, latency ≤ 30000 ms" {
+	if got := s.String(); got != "TTFT <= 2000 ms, latency <= 30000 ms" {
 		t.Errorf("String = %q", got)
 	}
 	if p := s.Problems(); len(p) != 0 {

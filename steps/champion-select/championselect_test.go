@@ -187,7 +187,7 @@ func TestChampionByGoodputThroughEngine(t *testing.T) {
 	if err := json.Unmarshal(b, &ch); err != nil {
 		t.Fatal(err)
 	}
-	if ch.SLO == nil || ch.SLO.String() != "TPOT ≤ 50 ms" || ch.Arms[1].GoodputReqS == nil || *ch.Arms[1].GoodputReqS != 3 || *ch.Arms[1].SLOAttainment != 0.9 {
+	if ch.SLO == nil || ch.SLO.String() != "TPOT <= 50 ms" || ch.Arms[1].GoodputReqS == nil || *ch.Arms[1].GoodputReqS != 3 || *ch.Arms[1].SLOAttainment != 0.9 {
 		t.Errorf("champion.json slo %v, arm %+v", ch.SLO, ch.Arms[1])
 	}
 }

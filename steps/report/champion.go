@@ -44,8 +44,8 @@ func championPage(d sink, v *view, _ *artwork) {
 		{head: "vs baseline", w: 3, align: align.Right},
 	}
 	if c.SLO != nil { // the best point's SLO attainment beside its TPOT
-		cols = slices.Insert(cols, 7, tcol{head: "SLO attainment", w: 3, align: align.Right})
-		cols[3].w = 6
+		cols = slices.Insert(cols, 7, tcol{head: "Attained", w: 3, align: align.Right})
+		cols[1].w, cols[3].w = 6, 6 // the grid is 40 wide
 	}
 	var rows [][]tcell
 	for _, a := range c.Arms {
@@ -106,7 +106,7 @@ func championPage(d sink, v *view, _ *artwork) {
 // focus is an arm's focus value with ± its 95 % interval's half-width when it has one.
 func focus(a schema.ChampionArm) string {
 	if a.FocusValue == nil || a.FocusInterval == nil {
-		return num(a.FocusValue)
+		return sig(a.FocusValue)
 	}
-	return num(a.FocusValue) + " ±" + num(schema.F(a.FocusInterval.HalfWidth()))
+	return sig(a.FocusValue) + " ±" + sig(schema.F(a.FocusInterval.HalfWidth()))
 }

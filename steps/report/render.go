@@ -104,7 +104,7 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 // pages are the report's page builders in Contents order; both renderers run them.
 func pages() []func(sink, *view, *artwork) {
 	return []func(sink, *view, *artwork){
-		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage,
+		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage, goodputPage,
 	}
 }
 

@@ -49,6 +49,7 @@ const (
 	TitleSpec     = "Speculative decoding acceptance"
 	TitleCompare  = "Measured vs imported"
 	TitleFrontier = "SLO frontier"
+	TitleGoodput  = "Goodput under per-request SLOs"
 )
 
 // missingCompare is the side-by-side page's line when no measured and imported points match.
@@ -82,6 +83,7 @@ func Contents(in Input) []PageInfo {
 		{Title: TitleSpec, HasData: len(specCells(in, v)) > 0, Missing: "No speculative-decoding data in this campaign."},
 		{Title: TitleCompare, HasData: len(compareGroups(in)) > 0, Missing: missingCompare},
 		{Title: TitleFrontier, HasData: len(in.Sweeps) > 0, Missing: "No SLO search or early-stopping sweep in this campaign.", Optional: true},
+		{Title: TitleGoodput, HasData: len(goodputRows(v.rows)) > 0, Missing: missingGoodput, Optional: true},
 	}
 }
 

@@ -303,7 +303,7 @@ func TestDiffGoodput(t *testing.T) {
 	}
 	d, _ = Diff(doc(slo(50), 10, 99.5, tight), doc(slo(40), 5, 60, drop), nil)
 	r := rowsOf(d)["slo_attainment_pct"]
-	if r.Verdict != NullLegacy || !strings.Contains(r.Note, "per-request SLOs differ (baseline TPOT ≤ 50 ms, current TPOT ≤ 40 ms)") || d.Verdict != Green ||
+	if r.Verdict != NullLegacy || !strings.Contains(r.Note, "per-request SLOs differ (baseline TPOT <= 50 ms, current TPOT <= 40 ms)") || d.Verdict != Green ||
 		*r.Current != 60 || len(d.Notes) == 0 {
 		t.Errorf("different SLOs: row %+v, verdict %s, notes %q", r, d.Verdict, d.Notes)
 	}

@@ -49,7 +49,7 @@ func TestRankByGoodputUnderSLO(t *testing.T) {
 		t.Errorf("focus interval %+v", win.FocusInterval)
 	}
 	for _, want := range []string{"Ship arm sglang-a", "4 goodput_req_s_per_gpu at c32 (cell sglang-a-cell, SLO attainment 99.5 %)",
-		"meets the per-request SLO (TTFT ≤ 2000 ms, TPOT ≤ 50 ms)", "+33.3% against the baseline arm vllm-base"} {
+		"meets the per-request SLO (TTFT <= 2000 ms, TPOT <= 50 ms)", "+33.3% against the baseline arm vllm-base"} {
 		if !strings.Contains(c.Recommendation, want) {
 			t.Errorf("recommendation %q lacks %q", c.Recommendation, want)
 		}
