@@ -46,17 +46,22 @@ func frontierSeries(v *view) []charts.Series {
 	for i, s := range searches(v.in) {
 		met := charts.Series{Name: s.Cell + ": meets SLO", Color: charts.Color(i), Marker: charts.Circle}
 		miss := charts.Series{Name: s.Cell + ": misses SLO", Color: charts.Color(i), Marker: charts.Circle, Hollow: true}
+		undecided := charts.Series{Name: s.Cell + ": undecided", Color: charts.Color(i), Marker: charts.Triangle, Hollow: true}
 		for _, p := range s.Probes {
 			if p.Throughput == nil {
 				continue
 			}
 			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, C=%d", s.Cell, p.Concurrency)}
 			if p.Concurrency == s.Knee && s.Knee != 0 {
-				pt.Label = fmt.Sprintf("knee c%d", s.Knee)
+				pt.Label = "knee " + s.BandText()
 			}
-			if p.Met {
+			switch {
+			case p.Verdict == schema.VerdictUndecided:
+				pt.Tip += ": undecided"
+				undecided.Points = append(undecided.Points, pt)
+			case p.Met:
 				met.Points = append(met.Points, pt)
-			} else {
+			default:
 				miss.Points = append(miss.Points, pt)
 			}
 			if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
@@ -67,6 +72,42 @@ func frontierSeries(v *view) []charts.Series {
 			}
 		}
 		out = append(out, met, miss)
+		if len(undecided.Points) > 0 {
+			out = append(out, undecided)
+		}
+	}
+	return out
+}
+
+// kneeSpans shade each search's knee band (when probes were undecided, so it is wider than
+// one concurrency) in the search's colour; a band whose lower end is "none" starts at from.
+func kneeSpans(v *view, cells map[string]int) []charts.Span {
+	var out []charts.Span
+	for _, s := range searches(v.in) {
+		i, ok := cells[s.Cell]
+		lo, hi := s.KneeBand()
+		if !ok || s.KneeUnknown != "" || lo == hi || hi == 0 {
+			continue
+		}
+		out = append(out, charts.Span{Name: s.Cell + ": knee band " + bandRange(&s), X0: float64(max(lo, s.From)), X1: float64(hi), Color: charts.Color(i)})
+	}
+	return out
+}
+
+// bandRange is the band of a knee alone: "c30–c32 at 95 %".
+func bandRange(s *schema.SweepResult) string {
+	t := s.BandText()
+	if i := strings.Index(t, " ("); i >= 0 {
+		return strings.TrimSuffix(t[i+2:], ")")
+	}
+	return t
+}
+
+// searchIndex maps every search's cell to its index (its colour).
+func searchIndex(v *view) map[string]int {
+	out := map[string]int{}
+	for i, s := range searches(v.in) {
+		out[s.Cell] = i
 	}
 	return out
 }
@@ -91,7 +132,7 @@ func frontierCharts(v *view, art *artwork) []job {
 			Title:  "Probes of each SLO search: output throughput by concurrency",
 			X:      charts.Axis{Label: "concurrency"},
 			Y:      charts.Axis{Label: "output tok/s (bars: 95 % interval)"},
-			Series: frontierSeries(v), Legend: true,
+			Series: frontierSeries(v), Spans: kneeSpans(v, searchIndex(v)), Legend: true,
 			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(frontierChartH) * vg.Millimeter, FontSize: 7,
 			Empty: "no probe has a throughput",
 		}
@@ -129,6 +170,11 @@ func frontierPage(d sink, v *view, art *artwork) {
 	if len(ss) > 0 {
 		note := "The knee is the highest concurrency whose point meets the cell's SLO, found by bisection over concurrency " +
 			"(docs/search.md): every probe is an ordinary measured point. Knee tok/s and req/s are the knee point's throughput, every valid request counted."
+		if slices.ContainsFunc(ss, func(s schema.SweepResult) bool { lo, hi := s.KneeBand(); return lo != hi }) {
+			note += " Where probes near the threshold measured to their max without a verdict (undecided), the knee is a band (shaded): " +
+				"from the highest concurrency decided to meet the SLO to one below the lowest decided to miss it, each end decided at 95 %; " +
+				"the knee named is the best estimate inside it."
+		}
 		goodput := slices.ContainsFunc(ss, func(s schema.SweepResult) bool { return s.KneeGoodputReqS != nil })
 		if goodput {
 			note += " Goodput is the knee point's requests per second that met every per-request target of the cell's slo (DistServe's goodput), " +
@@ -142,26 +188,23 @@ func frontierPage(d sink, v *view, art *artwork) {
 		}
 		cols := []tcol{{head: "Cell", w: 5}, {head: "SLO", w: 8}, {head: "Knee", w: 3, align: align.Right},
 			{head: "Knee tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
-			{head: "Probes (+ met, - missed, ? no valid request)", w: 11}}
+			{head: "Probes (+ met, - missed, ~ undecided, ? no valid request)", w: 11}}
 		if goodput {
 			cols[1].w, cols[5].w = 6, 9
 			cols = slices.Insert(cols, 5, tcol{head: "Goodput req/s (attainment)", w: 4, align: align.Right})
 		}
+		if slices.ContainsFunc(ss, func(s schema.SweepResult) bool { lo, hi := s.KneeBand(); return lo != hi }) {
+			cols[2].w, cols[len(cols)-1].w = 6, cols[len(cols)-1].w-3 // a band: "c31 (c30–c32 at 95 %)"
+		}
 		var rows [][]tcell
 		for _, s := range ss {
-			knee := fmt.Sprintf("c%d", s.Knee)
-			switch {
-			case s.KneeUnknown != "":
-				knee = "unknown"
-			case s.Knee == 0:
-				knee = "none"
-			case s.KneeAtTop:
-				knee = fmt.Sprintf(">= c%d", s.Knee)
-			}
+			knee := strings.Replace(s.BandText(), "≥", ">=", 1)
 			var probes []string
 			for _, p := range s.Probes {
 				mark := "-"
 				switch {
+				case p.Verdict == schema.VerdictUndecided:
+					mark = "~"
 				case p.Met:
 					mark = "+"
 				case p.NoEvidence:
@@ -206,8 +249,9 @@ func sloSection(d sink, v *view, art *artwork) {
 	d.heading("The SLO against load")
 	if len(panels) > 0 {
 		d.para("One panel per clause of the SLO: the value the clause reads at each probe (filled: the clause holds there; hollow: "+
-			"it does not; bars: the point's 95 % interval when it has one) against the clause's limit (dashed red), the knee a dashed "+
-			"vertical line. The knee sits below the first probe that misses a clause.", 8, fontstyle.Normal, &colorMuted)
+			"it does not; triangles: the probe's SLO verdict undecided at its max requests; bars: the point's 95 % interval when it has one) "+
+			"against the clause's limit (dashed red), the knee a dashed vertical line and, when probes were undecided, its band shaded. "+
+			"The knee sits below the first probe decided to miss a clause.", 8, fontstyle.Normal, &colorMuted)
 		d.space(1)
 	}
 	for i := 0; i < len(art.slo); i += 2 {

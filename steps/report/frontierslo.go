@@ -23,6 +23,8 @@ type sloProbe struct {
 	iv    *schema.Interval
 	holds bool // the clause held at this probe
 	met   bool // the whole SLO held (what the search decided on)
+	// undecided: the probe measured to its max without a verdict on the SLO
+	undecided bool
 }
 
 // sloCell is one searched cell's probes under one clause.
@@ -30,6 +32,8 @@ type sloCell struct {
 	cell     string
 	series   int // the search's index: its colour, as on the throughput chart
 	knee     int // 0: no knee
+	lo, hi   int // the knee's band when probes were undecided (0, 0: exact); lo from `from` when it is "none"
+	band     string
 	miss     int // the probe whose miss bounds the knee from above (0: none)
 	probes   []sloProbe
 	unstated []int // probes without a value of the clause's variable (a failed point)
@@ -42,13 +46,13 @@ type sloPanel struct {
 	cells  []sloCell
 }
 
-// firstMiss is the lowest probe that missed the SLO: the search's bracket top, so the knee is
-// the highest pass below it (0 when every probe met the SLO). A probe without a valid request
-// is no evidence either way, not a miss.
+// firstMiss is the lowest probe decided to miss the SLO: the search's bracket top, so the knee
+// is the highest pass below it (0 when no probe missed). A probe without a valid request is no
+// evidence either way, not a miss; nor is an undecided one.
 func firstMiss(s schema.SweepResult) int {
 	lo := 0
 	for _, p := range s.Probes {
-		if !p.Met && !p.NoEvidence && (lo == 0 || p.Concurrency < lo) {
+		if !p.Met && !p.NoEvidence && p.Verdict != schema.VerdictUndecided && (lo == 0 || p.Concurrency < lo) {
 			lo = p.Concurrency
 		}
 	}
@@ -86,13 +90,16 @@ func sloPanels(v *view) (panels []sloPanel, notDrawn []string) {
 
 func sloCellOf(v *view, s schema.SweepResult, series int, t gate.Threshold) sloCell {
 	c := sloCell{cell: s.Cell, series: series, knee: s.Knee, miss: firstMiss(s)}
+	if lo, hi := s.KneeBand(); s.KneeUnknown == "" && lo != hi {
+		c.lo, c.hi, c.band = max(lo, s.From), hi, bandRange(&s)
+	}
 	for _, p := range s.Probes {
 		val, ok := probeValue(frontierRow(v, s.Cell, p.Concurrency), p, t.Name)
 		if !ok || p.NoEvidence {
 			c.unstated = append(c.unstated, p.Concurrency)
 			continue
 		}
-		sp := sloProbe{conc: p.Concurrency, value: val, holds: t.Holds(val), met: p.Met}
+		sp := sloProbe{conc: p.Concurrency, value: val, holds: t.Holds(val), met: p.Met, undecided: p.Verdict == schema.VerdictUndecided}
 		if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
 			if iv, ok := r.Intervals[t.Name]; ok {
 				sp.iv = &iv
@@ -144,10 +151,15 @@ var colorThreshold = color.RGBA{0xB0, 0x1C, 0x1C, 0xFF}
 func (p sloPanel) chart(w, h float64) charts.Chart {
 	y := p.yAxis()
 	var series []charts.Series
+	var spans []charts.Span
 	for _, c := range p.cells {
 		col := charts.Color(c.series)
+		if c.hi > c.lo {
+			spans = append(spans, charts.Span{Name: c.cell + ": knee band " + c.band, X0: float64(c.lo), X1: float64(c.hi), Color: col})
+		}
 		meets := charts.Series{Name: c.cell + ": meets", Color: col, Marker: charts.Circle}
 		misses := charts.Series{Name: c.cell + ": misses", Color: col, Marker: charts.Circle, Hollow: true}
+		undecided := charts.Series{Name: c.cell + ": SLO undecided", Color: col, Marker: charts.Triangle, Hollow: true}
 		for _, pr := range c.probes {
 			x := float64(pr.conc)
 			pt := charts.Point{X: x, Y: pr.value, Tip: fmt.Sprintf("cell %s, C=%d: %s", c.cell, pr.conc, verdictText(pr))}
@@ -156,13 +168,19 @@ func (p sloPanel) chart(w, h float64) charts.Chart {
 				series = append(series, charts.Series{Color: col, Marker: charts.None, Line: true, NoLegend: true,
 					Points: []charts.Point{{X: x, Y: pr.iv.Lo}, {X: x, Y: pr.iv.Hi}}})
 			}
-			if pr.holds {
+			switch {
+			case pr.undecided:
+				undecided.Points = append(undecided.Points, pt)
+			case pr.holds:
 				meets.Points = append(meets.Points, pt)
-			} else {
+			default:
 				misses.Points = append(misses.Points, pt)
 			}
 		}
 		series = append(series, meets, misses)
+		if len(undecided.Points) > 0 {
+			series = append(series, undecided)
+		}
 		if c.knee != 0 {
 			series = append(series, charts.Series{Name: fmt.Sprintf("%s: knee c%d", c.cell, c.knee), Color: col, Marker: charts.None,
 				Line: true, Dashed: true, Width: 0.7, Points: []charts.Point{{X: float64(c.knee), Y: y.Min}, {X: float64(c.knee), Y: y.Max}}})
@@ -172,7 +190,7 @@ func (p sloPanel) chart(w, h float64) charts.Chart {
 		Title:  p.clause.Clause,
 		X:      charts.Axis{Label: "concurrency"},
 		Y:      y,
-		Series: series, Legend: true,
+		Series: series, Spans: spans, Legend: true,
 		Refs:  []charts.RefLine{{Name: "SLO limit " + p.clause.Op + " " + stated(p.clause.Limit), Y: p.clause.Limit, Color: colorThreshold}},
 		Width: vg.Length(w) * vg.Millimeter, Height: vg.Length(h) * vg.Millimeter, FontSize: 7,
 		Empty: "no probe has a value of " + p.clause.Name,
@@ -211,7 +229,10 @@ func verdictText(p sloProbe) string {
 	if !p.holds {
 		s = "misses this clause"
 	}
-	if p.met {
+	switch {
+	case p.undecided:
+		return s + "; the SLO undecided at the probe's max requests"
+	case p.met:
 		return s + "; meets the SLO"
 	}
 	return s + "; misses the SLO"
@@ -227,6 +248,10 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 		switch {
 		case s.KneeUnknown != "":
 			out = append(out, fmt.Sprintf("%s: knee unknown: %s", s.Cell, strings.TrimSuffix(s.KneeUnknown, ".")+"."))
+			continue
+		case miss == 0 && len(s.Undecided()) > 0:
+			out = append(out, fmt.Sprintf("%s: no probe up to c%d is decided to miss the SLO (%s undecided): knee %s; it may lie beyond the search's upper bound.",
+				s.Cell, s.To, fmtConcs(s.Undecided()), s.BandText()))
 			continue
 		case miss == 0:
 			out = append(out, fmt.Sprintf("%s: every probe up to c%d meets the SLO; the knee may lie beyond the search's upper bound.", s.Cell, s.To))
@@ -256,7 +281,14 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 			out = append(out, fmt.Sprintf("%s: no knee: c%d, the lower bound, %s.", s.Cell, miss, reason))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: knee c%d because c%d %s.", s.Cell, s.Knee, miss, reason))
+		knee := fmt.Sprintf("knee c%d", s.Knee)
+		if lo, hi := s.KneeBand(); lo != hi {
+			knee = fmt.Sprintf("knee %s", s.BandText())
+			if u := s.Undecided(); len(u) > 0 {
+				reason += "; " + fmtConcs(u) + " undecided"
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: %s because c%d %s.", s.Cell, knee, miss, reason))
 	}
 	return out
 }

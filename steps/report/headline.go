@@ -183,8 +183,12 @@ func headlineRow(v *view, cell, label string) ([]tcell, float64, []int, bool) {
 	}
 	row := []tcell{plain(cell), plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
 	best := math.NaN()
-	if k := kneeRow(v, cell); k != nil { // a search ran: the answer is the knee, not the peak
-		row[2] = plain(fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency))
+	if k, s := kneeRow(v, cell); k != nil { // a search ran: the answer is the knee, not the peak
+		text := fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency)
+		if lo, hi := s.KneeBand(); lo != hi { // undecided probes: the knee is known to a band
+			text = fmt.Sprintf("%s at knee %s", fnum(*k.OutputTokPerSPerGPU), s.BandText())
+		}
+		row[2] = plain(text)
 		best = *k.OutputTokPerSPerGPU
 	} else if peak != nil {
 		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
@@ -230,16 +234,16 @@ func requestErrors(v *view) (reqs, errs, points int) {
 	return reqs, errs, points
 }
 
-// kneeRow is the knee point of the cell's search (the highest concurrency that met the SLO),
-// nil when the cell did not search or found no knee.
-func kneeRow(v *view, cell string) *schema.AtlasRow {
-	for _, s := range v.in.Sweeps {
+// kneeRow is the knee point of the cell's search (the highest concurrency that met the SLO)
+// and the search, nil when the cell did not search or found no knee.
+func kneeRow(v *view, cell string) (*schema.AtlasRow, *schema.SweepResult) {
+	for i, s := range v.in.Sweeps {
 		if s.Mode != schema.SweepSearch || s.Knee == 0 || s.Cell != cell {
 			continue
 		}
 		if r := frontierRow(v, cell, s.Knee); r != nil && r.OutputTokPerSPerGPU != nil {
-			return r
+			return r, &v.in.Sweeps[i]
 		}
 	}
-	return nil
+	return nil, nil
 }

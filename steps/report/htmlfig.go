@@ -30,6 +30,7 @@ func (d *htmlDoc) svg(f *figure) template.HTML {
 			Y:      d.axis(ch.Y),
 			Series: d.svgSeries(ch.Series),
 			Refs:   d.svgRefs(ch.Refs),
+			Spans:  d.svgSpans(ch.Spans),
 			Legend: ch.Legend,
 			Width:  px(float64(ch.Width / mmLength)), Height: px(float64(ch.Height / mmLength)),
 			Empty: d.redact(ch.Empty),
@@ -57,6 +58,14 @@ func (d *htmlDoc) svgRefs(in []charts.RefLine) []svgchart.RefLine {
 	var out []svgchart.RefLine
 	for _, r := range in {
 		out = append(out, svgchart.RefLine{Name: d.redact(r.Name), Y: r.Y, Color: r.Color})
+	}
+	return out
+}
+
+func (d *htmlDoc) svgSpans(in []charts.Span) []svgchart.XSpan {
+	var out []svgchart.XSpan
+	for _, s := range in {
+		out = append(out, svgchart.XSpan{Name: d.redact(s.Name), X0: s.X0, X1: s.X1, Color: s.Color})
 	}
 	return out
 }

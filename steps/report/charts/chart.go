@@ -61,6 +61,9 @@ type Chart struct {
 	// Refs are dashed horizontal lines across the pane (a threshold), named in the legend and
 	// always inside the Y range.
 	Refs []RefLine
+	// Spans are shaded vertical bands from X0 to X1 across the pane (a range a value is known
+	// to lie in, e.g. a knee's band), drawn under the series and named in the legend.
+	Spans []Span
 	// Legend draws a legend strip under the pane naming every series.
 	Legend bool
 	// Width and Height are the image size; the PDF scales it into its cell.
@@ -87,7 +90,7 @@ func (ch Chart) PNG() (out []byte, err error) {
 	dc := draw.New(c)
 	plotArea := dc
 	if ch.Legend {
-		entries := legendEntries(append(slices.Clip(ch.Series), refSeries(ch.Refs)...))
+		entries := legendEntries(slices.Concat(spanSeries(ch.Spans), ch.Series, refSeries(ch.Refs)))
 		lay := layoutLegend(entries, dc.Max.X-dc.Min.X, fs)
 		legendArea := dc
 		legendArea.Max.Y = dc.Min.Y + lay.height
@@ -131,6 +134,11 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
+	for _, sp := range ch.Spans {
+		if usable(sp.X0, ch.X.Log) && usable(sp.X1, ch.X.Log) && sp.X1 > sp.X0 {
+			p.Add(span{sp})
+		}
+	}
 
 	n := 0
 	var labels labelLayer

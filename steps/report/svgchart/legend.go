@@ -11,6 +11,7 @@ type legendItem struct {
 	color              color.Color
 	marker             Marker
 	hollow, line, dash bool
+	span               bool // a shaded band's swatch
 }
 
 // charW approximates the width of one character of legend text (11 px sans-serif).
@@ -41,6 +42,9 @@ func (c *canvas) legend(rows [][]legendItem, y float64) {
 		for _, it := range row {
 			col := hex(it.color)
 			c.printf(`<g class="key">`)
+			if it.span {
+				c.printf(`<rect class="span" x="%.1f" y="%.1f" width="22" height="9" fill="%s" fill-opacity="%s"/>`, x, cy-4.5, col, spanOpacity)
+			}
 			if it.line {
 				dash := ""
 				if it.dash {
@@ -65,7 +69,7 @@ func Legend(series []Series, w int) template.HTML {
 		if s.NoLegend {
 			continue
 		}
-		items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed})
+		items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed, false})
 	}
 	if w <= 0 {
 		w = 900

@@ -62,12 +62,22 @@ type RefLine struct {
 	Color color.Color
 }
 
+// XSpan is a named, shaded vertical band of an XY pane from X0 to X1.
+type XSpan struct {
+	Name   string
+	X0, X1 float64
+	Color  color.Color // drawn translucent
+}
+
 // XY is a scatter/line pane: series over two axes with optional reference lines and legend.
 type XY struct {
 	Title  string
 	X, Y   Axis
 	Series []Series
 	Refs   []RefLine
+	// Spans are shaded vertical bands from X0 to X1 (a range a value is known to lie in),
+	// drawn under the series and named in the legend.
+	Spans  []XSpan
 	Legend bool
 	// Width and Height are the drawing's size in CSS pixels (defaults 600x340); it scales down
 	// to fit its container.

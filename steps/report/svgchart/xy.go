@@ -26,11 +26,14 @@ func (ch XY) SVG() template.HTML {
 	w, h := size(ch.Width, ch.Height)
 	var items []legendItem
 	if ch.Legend {
+		for _, sp := range ch.Spans {
+			items = append(items, legendItem{name: sp.Name, color: sp.Color, marker: None, span: true})
+		}
 		for _, s := range ch.Series {
 			if s.NoLegend {
 				continue
 			}
-			items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed})
+			items = append(items, legendItem{s.Name, s.Color, s.Marker, s.Hollow, s.Line, s.Dashed, false})
 		}
 		for _, r := range ch.Refs {
 			items = append(items, legendItem{name: r.Name, color: r.Color, marker: None, line: true, dash: true})
@@ -51,6 +54,9 @@ func (ch XY) SVG() template.HTML {
 	for _, r := range ch.Refs {
 		ys = append(ys, r.Y)
 	}
+	for _, sp := range ch.Spans {
+		xs = append(xs, sp.X0, sp.X1)
+	}
 	xlo, xhi := rangeOf(ch.X, xs)
 	ylo, yhi := rangeOf(ch.Y, ys)
 	sx := scale{lo: xlo, hi: xhi, log: ch.X.Log, p0: f.x0, p1: f.x1}
@@ -60,6 +66,9 @@ func (ch XY) SVG() template.HTML {
 	c.axes(f, sx, sy, ticks(ch.X, xlo, xhi), ticks(ch.Y, ylo, yhi), ch.X.Label, ch.Y.Label)
 	if drawable == 0 {
 		c.text((f.x0+f.x1)/2, (f.y0+f.y1)/2, "middle", "empty", ch.Empty)
+	}
+	for _, sp := range ch.Spans {
+		c.span(sp, f, sx, ch.X)
 	}
 	for _, r := range ch.Refs {
 		if !finite(r.Y, ch.Y.Log) || r.Y < ylo || r.Y > yhi {
@@ -168,4 +177,21 @@ func (c *canvas) glyph(m Marker, x, y float64, col string, hollow bool) {
 	default:
 		c.printf(`<circle class="mk" cx="%.1f" cy="%.1f" r="3.6" fill="%s" stroke="%s"/>`, x, y, fill, col)
 	}
+}
+
+// spanOpacity is how opaque a span's shade is: the grid and the marks stay legible through it.
+const spanOpacity = "0.22"
+
+// span shades one band over the plot area's height, its name and ends as its tooltip.
+func (c *canvas) span(sp XSpan, f frame, sx scale, xa Axis) {
+	if !finite(sp.X0, xa.Log) || !finite(sp.X1, xa.Log) || sp.X1 <= sp.X0 {
+		return
+	}
+	x0, x1 := max(sx.at(sp.X0), f.x0), min(sx.at(sp.X1), f.x1)
+	if x1 <= x0 {
+		return
+	}
+	tip := fmt.Sprintf("%s: %s to %s", sp.Name, Exact(sp.X0), Exact(sp.X1))
+	c.printf(`<g %s><title>%s</title><rect class="span" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="%s"/></g>`,
+		tipAttrs(tip, [2]string{"x0", Exact(sp.X0)}, [2]string{"x1", Exact(sp.X1)}), esc(tip), x0, f.y0, x1-x0, f.y1-f.y0, hex(sp.Color), spanOpacity)
 }
