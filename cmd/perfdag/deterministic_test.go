@@ -35,29 +35,47 @@ func TestDeterministicSimRunsEqual(t *testing.T) {
 			t.Fatalf("run %d: %v\n%s", i, err, out)
 		}
 	}
-	files := 0
-	err := filepath.WalkDir(dirs[0], func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dirs[0], path)
-		if rel != campaigndir.Atlas() && filepath.Dir(rel) == "." || filepath.Dir(rel) == "state" {
-			return nil // run ids, clocks and the report's creation date live there
-		}
-		files++
-		a, _ := os.ReadFile(path)
-		b, err := os.ReadFile(filepath.Join(dirs[1], rel))
-		if err != nil {
-			t.Errorf("%s: only in the first run", rel)
-		} else if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between the runs:\n%.400s\n---\n%.400s", rel, a, b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	skip := func(rel string) bool { // run ids, clocks and the report's creation date live there
+		return rel != campaigndir.Atlas() && filepath.Dir(rel) == "." || filepath.Dir(rel) == "state"
 	}
-	if files < 10 {
+	if files := sameFiles(t, dirs[0], dirs[1], skip); files < 10 {
 		t.Fatalf("compared only %d files", files)
 	}
+}
+
+// sameFiles reports every file of a or b (relative paths skip does not exclude) that the other
+// lacks or holds with other bytes, and returns how many files were compared.
+func sameFiles(t *testing.T, a, b string, skip func(rel string) bool) int {
+	t.Helper()
+	files := 0
+	for i, dir := range []string{a, b} {
+		other := []string{b, a}[i]
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, path)
+			if skip(rel) {
+				return nil
+			}
+			x, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			y, err := os.ReadFile(filepath.Join(other, rel))
+			switch {
+			case err != nil:
+				t.Errorf("%s: only in %s", rel, dir)
+			case i == 0 && !bytes.Equal(x, y):
+				t.Errorf("%s differs:\n%.400s\n---\n%.400s", rel, x, y)
+			case i == 0:
+				files++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
 }

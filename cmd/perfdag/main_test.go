@@ -23,9 +23,10 @@ func TestMain(m *testing.M) {
 }
 
 // testApp is perfdag with the test doubles registered: the fixture kind offers hand-written
-// analysis files as a finished campaign's evidence (scripts use it for exact numbers).
+// analysis files as a finished campaign's evidence (scripts use it for exact numbers); a child
+// given signalAtEnv stops itself at that event.
 func testApp() *app {
-	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, testKinds: []engine.Kind{fixture.Kind}}
+	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, testKinds: []engine.Kind{fixture.Kind}, testObserve: signalAtFromEnv()}
 }
 
 // TestScripts runs the CLI behaviour scripts in testdata/script (txtar: commands, files,

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/redact"
 )
 
@@ -20,7 +21,8 @@ var version = "dev"
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	testKinds      []engine.Kind // test doubles registered beside perfdag's kinds (tests only)
+	testKinds      []engine.Kind                       // test doubles registered beside perfdag's kinds (tests only)
+	testObserve    func(context.Context, events.Event) // sees each event a run emits, with the run's context (tests only: they stop a run at an exact event)
 }
 
 const rootLong = `perfdag benchmarks LLM inference deployments (vLLM, SGLang, Dynamo, any

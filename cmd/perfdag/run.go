@@ -177,6 +177,9 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 			if prog != nil {
 				prog.observe(e)
 			}
+			if a.testObserve != nil {
+				a.testObserve(ctx, e)
+			}
 		},
 	}
 	out, err := start(ctx, o)

@@ -135,6 +135,50 @@ func Registry(t testing.TB, rec *Recorder) *engine.Registry {
 	return r
 }
 
+// FanoutRegistry is Registry plus a fan-out kind, sweep: a cell with a stop_when rule
+// compiles no point nodes, and its sweep node expands at run time into the cell's listed
+// concurrencies, one per round, in order (the rule itself is never evaluated). Its default
+// pipeline is point steps (scrape-spec brackets, run-shape), sweep, then aggregate reading
+// every probe.
+func FanoutRegistry(t testing.TB, rec *Recorder) *engine.Registry {
+	t.Helper()
+	sweep := engine.Kind{Name: "sweep", Scope: engine.ScopeCell, Version: "1", HoldsEndpoint: true, Params: func() any { return &Params{} },
+		Run: rec.run, Fanout: &engine.FanoutSpec{
+			Start: func(t *engine.Task) (engine.Fanout, error) { return listFanout(t.Cell.Concurrencies), nil },
+			Bound: func(cell *schema.Cell) int { return len(cell.Concurrencies) },
+		}}
+	base := Registry(t, rec)
+	var kinds []engine.Kind
+	for _, name := range base.Names() {
+		k, _ := base.Lookup(name)
+		kinds = append(kinds, k)
+	}
+	r, err := engine.NewRegistry(append(kinds, sweep)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Expands = func(cell *schema.Cell) bool { return cell.StopWhen != "" }
+	r.Default = func(c *schema.Campaign) []schema.PipelineStep {
+		return []schema.PipelineStep{
+			{ID: "scrape-spec", Kind: "scrape-spec", Brackets: "run-shape"},
+			{ID: "run-shape", Kind: "run-shape"},
+			{ID: "sweep", Kind: "sweep"},
+			{ID: "aggregate", Kind: "aggregate", Needs: []string{"run-shape", "sweep", "scrape-spec"}},
+		}
+	}
+	return r
+}
+
+// listFanout asks for a list's concurrencies one round at a time.
+type listFanout []int
+
+func (l listFanout) Next(probes []engine.Probe, _ []int) ([]int, error) {
+	if len(probes) >= len(l) {
+		return nil, nil
+	}
+	return []int{l[len(probes)]}, nil
+}
+
 // reader reads verdicts (render, publish); acting ones are blocked by a fail verdict.
 func reader(k engine.Kind, acting bool) engine.Kind {
 	k.ReadsVerdicts, k.Tolerant = true, true

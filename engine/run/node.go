@@ -187,6 +187,11 @@ func (w *walk) reuse(n *plan.Node, res *NodeResult, reason string) {
 	w.mu.Lock()
 	w.values[n.ID] = val
 	w.verdicts[n.ID] = d.verdicts
+	// Its files are readable in this run from here, as a run publishes them: a point group a
+	// fan-out adds at run time is decided only then, so no list made before the walk has them.
+	for rel, sum := range rec.Outputs {
+		w.outputs[rel] = sum
+	}
 	w.mu.Unlock()
 	res.Outcome, res.Reason, res.Summary = OutReused, reason, rec.Summary
 	res.Verdicts = d.verdicts

@@ -137,7 +137,7 @@ type walk struct {
 	outcome  map[string]*NodeResult
 	values   map[string]any            // results of finished nodes, for their dependents
 	verdicts map[string][]gate.Verdict // this run's verdicts of finished nodes
-	outputs  map[string]string         // output path → digest of every node valid in this run
+	outputs  map[string]string         // output path → digest, of every node that ran or was reused in this run
 	slots    chan struct{}
 	locks    map[string]*sync.Mutex
 	done     chan *plan.Node
@@ -186,13 +186,6 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 		slots:   make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
 		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{},
 		dyn: map[string]*decision{}, fanUps: map[string][]engine.Upstream{}, fanConcs: map[string][]int{}}
-	for id, d := range dec {
-		if d.Action == ActReuse {
-			for rel, sum := range records[id].Outputs {
-				w.outputs[rel] = sum
-			}
-		}
-	}
 	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: plural.N(len(r.plan.Nodes), "node")})
 	if err := w.setup(); err != nil {
 		return nil, err
