@@ -142,7 +142,7 @@ func (s *Server) campaign(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "campaign.html", map[string]any{
-		"Title": v.Campaign, "V": v, "Outputs": v.outputs(), "Points": points,
+		"Title": v.Campaign, "V": v, "Outputs": v.outputs(), "Points": points, "Goodput": anyGoodput(points),
 		"Scatter": scatterOf(points), "Groups": groups(v.ID, v.Nodes), "Others": others, "Baselines": baselineNames(s.opts.Registry),
 		"Live": campaignURL(v.ID) + "live?from=" + strconv.FormatInt(v.EventsSize, 10),
 	})

@@ -47,7 +47,7 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 			percentiles("TTFT percentiles (point.json)", "ms", ttftRows(pt)...),
 			percentiles("ITL percentiles (point.json)", "ms", statRow{"itl_ms", pt.ITL}),
 			percentiles("request latency percentiles (point.json)", "ms", statRow{"request_latency_ms", pt.RequestLatency})},
-		"PointURL": campaignURL(v.ID) + "file/" + ref.Files.Point}
+		"PointURL": campaignURL(v.ID) + "file/" + ref.Files.Point, "Goodput": goodputOf(pt)}
 	if ref.Files.Records != "" {
 		d, _ := v.Files.Digest(ref.Files.Records)
 		b, err := readServed(v.Dir, ref.Files.Records, d)
@@ -174,6 +174,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	},
 	"campaignURL": campaignURL,
+	"attained":    attained,
 	"cells":       baseline.Cells,
 	"redact":      redact.String,
 	"pct": func(p *float64) string {

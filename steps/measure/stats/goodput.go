@@ -48,8 +48,8 @@ func judge(slo schema.SLO, ttft, latency float64, tokens int) verdict {
 // goodput judges a point's requests against slo and sets its Goodput, SLOAttainment and
 // GoodputReqS, with their 95 % intervals: slo_attainment's from the 0/1 series of every
 // request of the window (failed ones 0) in start order (interval.Proportion), goodput_req_s's
-// the ratio form over the valid requests as request_throughput's (only when the window is
-// the records' own span). valid and counts are the point's valid requests and their token
+// the ratio form over the valid requests as request_throughput's, cut at 0 (only when the
+// window is the records' own span). valid and counts are the point's valid requests and their token
 // counts; failedStarts the start times of its failed requests.
 func goodput(p *schema.Point, slo schema.SLO, valid []schema.RequestRecord, counts []tokenCount, failedStarts []int64, winEnd int64, windowGiven bool) {
 	g := &schema.Goodput{SLO: slo, Requests: len(valid) + len(failedStarts), Failed: len(failedStarts)}
@@ -104,6 +104,7 @@ func goodput(p *schema.Point, slo schema.SLO, valid []schema.RequestRecord, coun
 	if !windowGiven && p.GoodputReqS != nil {
 		num, spans := goodSpans(valid, good, winEnd)
 		iv, ok := b.Ratio(num, spans)
+		iv.Lo = max(iv.Lo, 0) // a rate is never negative: with few good requests the t interval reaches below 0
 		set(KeyGoodputReqS, iv, ok)
 	}
 }

@@ -128,3 +128,14 @@ func js(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A point where almost no request is good: the goodput's interval stops at 0 (the ratio
+// form's symmetric t interval would reach below it), and still holds the goodput.
+func TestGoodputIntervalNotNegative(t *testing.T) {
+	slo := schema.SLO{TTFTMs: msf(20)} // the closed loop's TTFT median is 50 ms (σ 0.3): 2 of 2,058 good
+	p := Compute(closedLoop(1, 4, 2100), Options{Concurrency: 4, TokenBasis: "o200k_base", SLO: &slo})
+	iv, ok := p.Intervals[KeyGoodputReqS]
+	if !ok || iv.Lo != 0 || !iv.Contains(*p.GoodputReqS) || p.Goodput.Good != 2 {
+		t.Errorf("goodput %v (%d good) interval %+v", *p.GoodputReqS, p.Goodput.Good, iv)
+	}
+}
