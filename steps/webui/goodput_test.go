@@ -58,7 +58,6 @@ func TestGoodputShown(t *testing.T) {
 	}
 }
 
-
 func TestAttained(t *testing.T) {
 	for v, want := range map[float64]string{1: "100.0 %", 0.995: "99.5 %", 0.9996: "99.96 %", 0.99999: "99.999 %", 0: "0.0 %"} {
 		if got := attained(v); got != want {
