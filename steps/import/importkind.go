@@ -48,6 +48,10 @@ type Result struct {
 	TTFTP50Ms         *float64 `json:"ttft_p50_ms"` // nil when the file states no TTFT median: a gate reading it is not evaluated
 	RequestThroughput float64  `json:"request_throughput"`
 	OutputTokPerS     float64  `json:"output_tok_s"`
+	// SLOAttainment and GoodputReqS judge the file's requests against the cell's slo; nil
+	// without one, or when the file holds aggregates only (unknown, not zero).
+	SLOAttainment *float64 `json:"slo_attainment"`
+	GoodputReqS   *float64 `json:"goodput_req_s"`
 	// Files names what the point wrote, for aggregate.
 	Files campaigndir.PointFiles `json:"files"`
 }
@@ -83,8 +87,12 @@ func inputs(t *engine.Task) any {
 	if c.Import != nil {
 		imp = map[string]any{"format": c.Import.Format, "source_version": c.Import.SourceVersion}
 	}
-	return map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": filesOf(t).Digest(abs(t, Path(c, t.Concurrency))),
+	in := map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": filesOf(t).Digest(abs(t, Path(c, t.Concurrency))),
 		"identity": c.Identity, "workload": c.Workload, "concurrency": t.Concurrency, "endpoint": c.Endpoint}
+	if c.SLO != nil {
+		in["slo"] = c.SLO // the point states its goodput under it (a cell without one keeps its fingerprints)
+	}
+	return in
 }
 
 func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
@@ -124,7 +132,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if b, err := workload.Resolve(cell.Workload); err == nil {
 		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
 	}
-	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs}
+	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs, SLO: cell.SLO}
 	r, err := filesOf(t).Read(cell.Import.Format, abs(t, rel), e, o)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
@@ -146,7 +154,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	res := &Result{Cell: cell.ID, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
 		RequestCount: point.RequestCount, ErrorCount: point.ErrorCount, Status: point.Status, RequestThroughput: point.RequestThroughput,
-		OutputTokPerS: point.OutputTokenThroughput, Files: files}
+		OutputTokPerS: point.OutputTokenThroughput, SLOAttainment: point.SLOAttainment, GoodputReqS: point.GoodputReqS, Files: files}
 	p50 := "unstated"
 	if v, ok := point.TTFT.Value("p50"); ok {
 		res.TTFTP50Ms, p50 = &v, fmt.Sprintf("%.1f ms", v)

@@ -206,6 +206,11 @@ func (r *Result) readServe(d *serveDoc, e Expect, o stats.Options, modelField, i
 	if err := r.check(e, modelField, isl, osl, islField, oslField); err != nil {
 		return err
 	}
+	if g, ok, err := d.num("request_goodput", ruleRate, false); err != nil {
+		return err
+	} else if ok {
+		r.SourceGoodput = &g
+	}
 	r.finish(o, agg)
 	// start_times (vLLM's) are a monotonic clock and SGLang records no send times: the point's
 	// instants are the file's own wall-clock (vLLM's date) or unknown, per-request lists or not.

@@ -251,6 +251,11 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 		"input_config.input.prompt.input_tokens.mean", "input_config.input.prompt.output_tokens.mean"); err != nil {
 		return nil, err
 	}
+	if g, err := a.metric("goodput", false, ruleRate, false); err != nil {
+		return nil, err
+	} else if g != nil && g.Avg != nil {
+		r.SourceGoodput = g.Avg
+	}
 	recFile := filepath.Join(dir, AIPerfRecords)
 	rd, err := readFile(recFile)
 	switch {

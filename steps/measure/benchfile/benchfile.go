@@ -87,6 +87,10 @@ type Result struct {
 	ISL, OSL float64
 	Records  []schema.RequestRecord // nil when the file holds only aggregates
 	Point    schema.Point
+	// SourceGoodput is the tool's own goodput (vLLM's request_goodput, AIPerf's goodput) in
+	// requests/s, when the file states one (it ran with --goodput); shown beside perfdag's
+	// when the cell declares an slo.
+	SourceGoodput *float64
 
 	data             []byte // the result object's text (AIPerf: the whole aggregate file), for positions
 	line             int    // the line it starts on
@@ -153,14 +157,30 @@ func (r *Result) Slim() *Result {
 // ConcurrencyField names the field the file states its concurrency in.
 func (r *Result) ConcurrencyField() string { return r.concurrencyField }
 
+// NoPerRequestGoodput is why an aggregate-only import's goodput is unknown.
+const NoPerRequestGoodput = "the file states aggregates only: whether each request met the targets needs its per-request times (vLLM --save-detailed, AIPerf's profile_export.jsonl, SGLang's per-request lists)"
+
+// sourceGoodput puts the file's own goodput beside perfdag's on a point with an slo.
+func (r *Result) sourceGoodput() {
+	if r.Point.Goodput != nil && r.SourceGoodput != nil {
+		v := *r.SourceGoodput
+		r.Point.Goodput.SourceGoodputReqS = &v
+	}
+}
+
 // finish builds the point: recomputed from records when there are any, else agg as given.
 func (r *Result) finish(o stats.Options, agg schema.Point) {
 	o.Concurrency = r.Concurrency
 	o.TokenBasis = r.pointBasis() // the source counted every token: no basis of perfdag's applies
+	defer r.sourceGoodput()
 	if len(r.Records) > 0 {
 		r.StatsFrom = StatsPerRequest
 		r.Point = stats.Compute(r.Records, o)
 		return
+	}
+	if o.SLO != nil {
+		// whether a request met the targets needs its own times
+		agg.Goodput = &schema.Goodput{SLO: *o.SLO, Unknown: NoPerRequestGoodput}
 	}
 	r.StatsFrom = StatsAggregate
 	agg.Schema, agg.Cell, agg.Concurrency, agg.Shape, agg.Mode, agg.GPUs = "point_v1", o.Cell, r.Concurrency, o.Shape, o.Mode, o.GPUs
