@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
@@ -29,12 +30,15 @@ cells:
     requests_per_point: 2x
     slo: {tpot_ms: %s, ttft_ms: 5000}
     search: {slo: "slo_attainment >= 0.99", from: 1, to: 32}
+gates:
+  - {id: good, on: run-shape, rule: "goodput_req_s > 0 && slo_attainment >= 0.99", severity: warn}
 `
 
 // TestSearchOnSLOAttainment: a search reads slo_attainment like any point field, finds the knee
 // the per-request TPOT target puts there, and sweep_probes.json, point.json and the atlas row
 // state the goodput: at the knee every request is good (goodput = request throughput), past it
-// none is.
+// none is. A gate on run-shape reads them too: it passes on every probe up to the knee and
+// warns, with the values it read, past it.
 func TestSearchOnSLOAttainment(t *testing.T) {
 	const k = 13
 	target := fmt.Sprintf("%.2f", itlAt(k)+0.55)
@@ -79,6 +83,15 @@ func TestSearchOnSLOAttainment(t *testing.T) {
 		}
 		if want := p.Concurrency <= k; (*p.SLOAttainment == 1) != want || (*p.SLOAttainment == 0) == want || p.Met != want {
 			t.Errorf("probe c%d: attainment %v, met %v; the formula says all good = %v (%s)", p.Concurrency, *p.SLOAttainment, p.Met, want, p.Values)
+		}
+	}
+	for node, rec := range finalState(t, dir) {
+		var c int
+		if _, err := fmt.Sscanf(node, "run-shape[knee/c%d]", &c); err != nil {
+			continue
+		}
+		if len(rec.Gates) != 1 || rec.Gates[0].Passed != (c <= k) || (c > k && !strings.Contains(rec.Gates[0].Value, "slo_attainment = 0")) {
+			t.Errorf("%s: gate verdicts %+v, want one, passed = %v", node, rec.Gates, c <= k)
 		}
 	}
 	f, err := os.Open(filepath.Join(dir, "atlas.jsonl"))
