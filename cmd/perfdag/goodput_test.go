@@ -94,7 +94,7 @@ func TestSearchOnSLOAttainment(t *testing.T) {
 			t.Errorf("%s: gate verdicts %+v, want one, passed = %v", node, rec.Gates, c <= k)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "atlas.jsonl"))
+	f, err := os.Open(campaigndir.Abs(dir, campaigndir.Atlas()))
 	if err != nil {
 		t.Fatal(err)
 	}
