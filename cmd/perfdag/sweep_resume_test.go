@@ -259,17 +259,28 @@ func stoppedBy(cmd *exec.Cmd, sig syscall.Signal) bool {
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
-// TestStopWhenWithExporterResumesAtOnce is the dcgm-correlate side of issue 27's first item:
-// on the real-time simulator every point also writes DCGM exporter samples, which
-// dcgm-correlate reads for each point of a stop_when list. Stopped at every boundary (as
-// above), one resume exits 0 with every node succeeded, the same probes and skipped points, a
-// correlation over the same points and an atlas of as many rows as an uninterrupted run's
-// (the measured values are the wall clock's, so they are not compared).
-func TestStopWhenWithExporterResumesAtOnce(t *testing.T) {
+// TestSweepWithExporterResumesAtOnce is the dcgm-correlate side of issue 27's first item: on
+// the real-time simulator every point also writes DCGM exporter samples, which dcgm-correlate
+// reads for every point of a stop_when list and every probe of a search. Stopped at every
+// boundary (as above), one resume exits 0 with every node succeeded, the same probes and
+// skipped points, a correlation over the same points and an atlas of as many rows as an
+// uninterrupted run's (the measured values are the wall clock's, so they are not compared).
+func TestSweepWithExporterResumesAtOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about twenty interrupted runs and resumes")
+		t.Skip("about fifty interrupted runs and resumes")
 	}
-	src := strings.Replace(fmt.Sprintf(sweepResumeCampaign, "concurrencies: [1, 2, 4]\n    stop_when: \"points >= 2\""), "deterministic: true, ", "", 1)
+	for _, c := range []struct{ name, cell, want string }{
+		{"stop_when", "concurrencies: [1, 2, 4]\n    stop_when: \"points >= 2\"", "probes [1 2] skipped [4]; exporter correlated [1 2]"},
+		{"search", `search: {slo: "error_count == 0", from: 1, to: 4}`, "probes [1 4] skipped []; exporter correlated [1 4]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			exporterInterrupts(t, strings.Replace(fmt.Sprintf(sweepResumeCampaign, c.cell), "deterministic: true, ", "", 1), c.want)
+		})
+	}
+}
+
+func exporterInterrupts(t *testing.T, src, sweep string) {
 	work := t.TempDir()
 	var st propStats
 	ref := filepath.Join(work, "reference")
@@ -278,8 +289,8 @@ func TestStopWhenWithExporterResumesAtOnce(t *testing.T) {
 		t.Fatalf("uninterrupted run exited %d:\n%s", code, out)
 	}
 	want := exporterOutcome(t, refDir)
-	if !strings.Contains(want, "probes [1 2] skipped [4]") || !strings.Contains(want, "correlated [1 2]") {
-		t.Fatalf("the uninterrupted run: %s; the campaign no longer tests what it says", want)
+	if !strings.Contains(want, sweep) {
+		t.Fatalf("the uninterrupted run: %s, want %s: the campaign no longer tests what it says", want, sweep)
 	}
 	for i, s := range sweepStops(t, refDir) {
 		t.Run(strings.ReplaceAll(s.String(), " ", "_"), func(t *testing.T) {

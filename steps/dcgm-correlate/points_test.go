@@ -136,3 +136,23 @@ func TestSamplesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A searched cell lists no concurrencies: its points are the probes its upstream measured,
+// each read like a listed point (issue 27: its correlation was empty).
+func TestPointsOfSearchedCell(t *testing.T) {
+	dir := t.TempDir()
+	var ups []engine.Upstream
+	for _, c := range []int{8, 1} {
+		files := campaigndir.PointFiles{Cell: "a", Concurrency: c, Point: campaigndir.Point("a", c)}
+		testkit.WriteFile(t, campaigndir.Abs(dir, files.Point), `{"started_at": "2026-05-01T10:00:00Z", "ended_at": "2026-05-01T10:01:00Z", "output_token_throughput": `+strconv.Itoa(10*c)+`}`)
+		ups = append(ups, engine.Upstream{Result: runshape.ResultOf(schema.Point{}, files)})
+	}
+	cell := &schema.Cell{ID: "a", Search: &schema.Search{SLO: "itl_avg_ms <= 50", From: 1, To: 8}}
+	pts, err := Points(campaigndir.Unrecorded(dir), cell, ups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].Concurrency != 1 || pts[1].Concurrency != 8 || !pts[0].Measured || !pts[1].Measured || pts[1].OutputTokPerS != 80 {
+		t.Fatalf("points %+v, want c1 and c8 measured", pts)
+	}
+}

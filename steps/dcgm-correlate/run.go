@@ -29,11 +29,11 @@ type Point struct {
 	Files         campaigndir.PointFiles
 }
 
-// Points reads the window and output tok/s of each of a cell's concurrencies from the points
-// its upstream measurements name: started_at/ended_at of the point file, or — when those are
-// missing — the first start and last end of the profiling requests of its records. A
-// concurrency no upstream measured is returned unmeasured; a malformed file is an error naming
-// the file and field.
+// Points reads the window and output tok/s of each of a cell's concurrencies (listed, or
+// probed by a search) from the points its upstream measurements name: started_at/ended_at of
+// the point file, or — when those are missing — the first start and last end of the profiling
+// requests of its records. A concurrency no upstream measured is returned unmeasured; a
+// malformed file is an error naming the file and field.
 func Points(r campaigndir.Reader, cell *schema.Cell, upstream []engine.Upstream) ([]Point, error) {
 	measured := map[int]campaigndir.PointFiles{}
 	for _, u := range upstream {
@@ -42,6 +42,9 @@ func Points(r campaigndir.Reader, cell *schema.Cell, upstream []engine.Upstream)
 		}
 	}
 	concs := slices.Clone(cell.Concurrencies)
+	for c := range measured {
+		concs = append(concs, c) // a searched cell lists none: its probes are its points
+	}
 	slices.Sort(concs)
 	concs = slices.Compact(concs)
 	out := make([]Point, 0, len(concs))
