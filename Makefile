@@ -36,11 +36,15 @@ bench: ## performance targets live here, never in timed tests
 	@# `perfdag import` of an SGLang JSONL of 1,000 and 10,000 runs, aggregate-only and with per-request details (93 MB, 61 MB): wall, CPU and peak RSS of the process (read run by run; PERFDAG_BENCH_BIN=OLD times another build)
 	$(GO) test -run '^$$' -bench BenchmarkImportRunsProcess -benchtime 3x ./cmd/perfdag
 
-fuzz: ## a short fuzzing pass over the loader, the SSE reader and the metrics parser
-	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./engine/load
-	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime 30s ./steps/measure/sse
-	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime 30s ./steps/measure/sse
-	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime 30s ./steps/measure/openai
+FUZZTIME ?= 30s
+
+fuzz: ## a short fuzzing pass (FUZZTIME each) over the loader, the SSE reader, the metrics parser and every perfdag serve route; .ci/run runs it with FUZZTIME=10s
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) ./engine/load
+	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
+	@# every serve route's path, query and headers against a fixture campaign: no panic, no hang, no allocation over a bound
+	$(GO) test -run "^$$" -fuzz "^FuzzServe$$" -fuzztime $(FUZZTIME) ./steps/webui
 
 demo: build ## run the quickstart campaign against the built-in simulator
 	./$(BIN) run pipelines/quickstart.yaml

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/perfdag/perfdag/engine/jsonl"
@@ -153,11 +154,17 @@ func Read(path string) ([]Event, error) {
 
 // ReadSize is Read that also returns the bytes of whole lines it read: where a reader that
 // follows the log (perfdag serve) goes on, so a line being written is read once it is whole.
+// A log that is not a regular file (a FIFO, a device) is refused with ErrNotRegular.
 func ReadSize(path string) ([]Event, int64, error) {
-	data, err := os.ReadFile(path)
+	f, err := openLog(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read event log %s: %w", path, err)
 	}
@@ -175,32 +182,73 @@ func ReadSize(path string) ([]Event, int64, error) {
 	return out, whole, nil
 }
 
+// openLog opens a log to read: without blocking on a FIFO, and only a regular file (a device
+// such as /dev/zero would never end).
+func openLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = ErrNotRegular
+		}
+		return nil, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// maxRead bounds one ReadFrom: a follower far behind catches up over several reads.
+const maxRead = 4 << 20
+
 // ReadFrom returns the whole events written at or after byte offset from and the offset after
 // the last whole line: a follower's next read. A line still being written is left for the
 // next read; a log shorter than from (trimmed by a new run after a crash) returns
-// ErrShrunk, and the follower starts over.
+// ErrShrunk, and the follower starts over. One read reads at most maxRead bytes (a follower
+// reads again while next grows); a line longer than that is skipped. A negative from is
+// refused (ErrOffset) before anything is read.
 func ReadFrom(path string, from int64) ([]Event, int64, error) {
-	f, err := os.Open(path)
+	if from < 0 {
+		return nil, from, fmt.Errorf("read event log %s at %d: %w", path, from, ErrOffset)
+	}
+	f, err := openLog(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, from, nil
 	}
 	if err != nil {
-		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+		return nil, from, err
 	}
 	defer f.Close()
+	return ReadFileFrom(f, from)
+}
+
+// ReadFileFrom is ReadFrom of a log its caller opened (perfdag serve opens it inside the
+// campaign directory, and checks it is still the file it followed).
+func ReadFileFrom(f *os.File, from int64) ([]Event, int64, error) {
+	if from < 0 {
+		return nil, from, fmt.Errorf("read event log %s at %d: %w", f.Name(), from, ErrOffset)
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+		return nil, from, fmt.Errorf("read event log %s: %w", f.Name(), err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, from, fmt.Errorf("read event log %s: %w", f.Name(), ErrNotRegular)
 	}
 	if st.Size() < from {
 		return nil, from, ErrShrunk
 	}
-	data := make([]byte, st.Size()-from)
+	data := make([]byte, min(st.Size()-from, maxRead))
 	n, err := f.ReadAt(data, from)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, from, fmt.Errorf("read event log %s: %w", path, err)
+		return nil, from, fmt.Errorf("read event log %s: %w", f.Name(), err)
 	}
-	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	end := bytes.LastIndexByte(data[:n], '\n') + 1
+	if end == 0 && n == maxRead {
+		return nil, from + int64(n), nil // a line longer than one read: skipped (its tail fails to decode)
+	}
+	data = data[:end]
 	var out []Event
 	for rest := data; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
@@ -211,6 +259,12 @@ func ReadFrom(path string, from int64) ([]Event, int64, error) {
 
 // ErrShrunk says the event log is shorter than a follower had read: it was trimmed.
 var ErrShrunk = errors.New("the event log shrank")
+
+// ErrOffset refuses a negative offset: no read ever returned one.
+var ErrOffset = errors.New("a negative offset is no place in the event log")
+
+// ErrNotRegular refuses a log that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
 
 // decodeLine appends the line's event; a line that does not decode is split where records
 // start, keeping each whole one (a torn record glued to the next by a later append).

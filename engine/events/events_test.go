@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,5 +215,111 @@ func TestReadFrom(t *testing.T) {
 	}
 	if _, _, err := ReadFrom(path, off2); !errors.Is(err, ErrShrunk) {
 		t.Fatalf("a trimmed log: %v", err)
+	}
+}
+
+// An offset no read returned is refused, never read from: a negative one was the size of the
+// buffer allocated (or a panic for the most negative). The check comes before any allocation.
+func TestReadFromRefusesANegativeOffset(t *testing.T) {
+	path := campaigndir.Events(t.TempDir())
+	b, _ := json.Marshal(ev("a"))
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []int64{math.MinInt64, -1, -1 << 40} {
+		evs, next, err := ReadFrom(path, from)
+		if !errors.Is(err, ErrOffset) || evs != nil || next != from {
+			t.Errorf("from %d: %v %d %v, want ErrOffset", from, evs, next, err)
+		}
+	}
+}
+
+// One read reads at most maxRead bytes: a follower far behind catches up over several reads,
+// each whole lines, every event once.
+func TestReadFromIsBounded(t *testing.T) {
+	path := campaigndir.Events(t.TempDir())
+	var all []byte
+	n := 0
+	for len(all) < 2*maxRead+maxRead/2 {
+		b, _ := json.Marshal(ev("node-" + strings.Repeat("x", 200) + "-" + strconv.Itoa(n)))
+		all = append(append(all, b...), '\n')
+		n++
+	}
+	if err := os.WriteFile(path, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	reads := 0
+	for from := int64(0); from < int64(len(all)); reads++ {
+		evs, next, err := ReadFrom(path, from)
+		if err != nil || next <= from || next-from > maxRead {
+			t.Fatalf("read %d from %d: next %d, %v", reads, from, next, err)
+		}
+		for i, e := range evs {
+			if want := "node-" + strings.Repeat("x", 200) + "-" + strconv.Itoa(got+i); e.Node != want {
+				t.Fatalf("event %d is %.30s…", got+i, e.Node)
+			}
+		}
+		got += len(evs)
+		from = next
+	}
+	if got != n || reads != 3 {
+		t.Errorf("%d of %d events in %d reads, want all in 3", got, n, reads)
+	}
+}
+
+// A line longer than one read is skipped, not a follower stuck on it: the events after it
+// are read.
+func TestReadFromSkipsAnOverlongLine(t *testing.T) {
+	path := campaigndir.Events(t.TempDir())
+	long, _ := json.Marshal(Event{Type: NodeStart, Node: strings.Repeat("y", maxRead+10)})
+	after, _ := json.Marshal(ev("after"))
+	if err := os.WriteFile(path, append(append(long, '\n'), append(after, '\n')...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for from := int64(0); ; {
+		evs, next, err := ReadFrom(path, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == from {
+			break
+		}
+		for _, e := range evs {
+			nodes = append(nodes, e.Node)
+		}
+		from = next
+	}
+	if len(nodes) != 1 || nodes[0] != "after" {
+		t.Errorf("read %d events (%.20q), want the one after the overlong line", len(nodes), nodes)
+	}
+}
+
+// A log that is not a regular file (a FIFO, a device behind a symlink) is refused: reading
+// it would block forever or never end.
+func TestReadRefusesANonRegularLog(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // release a reader left blocked on the FIFO
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	if _, _, err := ReadFrom(fifo, 0); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFrom a FIFO: %v", err)
+	}
+	if _, _, err := ReadSize(fifo); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadSize a FIFO: %v", err)
+	}
+	zero := filepath.Join(dir, "zero.jsonl")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadSize(zero); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadSize of /dev/zero: %v", err)
 	}
 }

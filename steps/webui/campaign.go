@@ -53,6 +53,9 @@ func (s *Server) openView(w http.ResponseWriter, r *http.Request) (entry, *view,
 }
 
 func (s *Server) view(e entry) (*view, error) {
+	if err := checkFiles(e.Dir); err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", e.ID, err)
+	}
 	st, err := s.opts.Service.Status(e.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("read campaign %s: %w", e.ID, err)
@@ -111,7 +114,7 @@ func (v *view) outputs() []link {
 		}
 	}
 	for _, abs := range []string{campaigndir.Source(v.Dir), campaigndir.Summary(v.Dir)} {
-		if isFile(abs) {
+		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() { // as file serves it: no symlink
 			out = append(out, link{Name: filepath.Base(abs), URL: campaignURL(v.ID) + "file/" + filepath.Base(abs)})
 		}
 	}
@@ -154,9 +157,4 @@ type pointRow struct {
 	URL   string
 	Point *schema.Point
 	Error string
-}
-
-func isFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
 }

@@ -1,13 +1,16 @@
 package webui
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/perfdag/perfdag/engine/events"
@@ -26,21 +29,12 @@ type entry struct {
 
 // campaigns lists the served campaign directories, read afresh (a run started after serve
 // appears). A root that is itself a campaign is one entry; otherwise its sub-directories that
-// hold a run.json are. Ids are directory names, suffixed when two roots hold the same name.
+// hold a run.json are (a symlinked sub-directory is not followed).
 func (s *Server) campaigns() []entry {
-	var out []entry
-	seen := map[string]int{}
-	add := func(dir string) {
-		id := filepath.Base(dir)
-		if n := seen[id]; n > 0 {
-			id += "~" + strconv.Itoa(n+1)
-		}
-		seen[filepath.Base(dir)]++
-		out = append(out, entry{ID: id, Dir: dir})
-	}
+	var dirs []string
 	for _, root := range s.opts.Roots {
 		if isCampaign(root) {
-			add(root)
+			dirs = append(dirs, root)
 			continue
 		}
 		subs, err := os.ReadDir(root)
@@ -50,16 +44,93 @@ func (s *Server) campaigns() []entry {
 		for _, d := range subs {
 			dir := filepath.Join(root, d.Name())
 			if d.IsDir() && isCampaign(dir) {
-				add(dir)
+				dirs = append(dirs, dir)
 			}
 		}
+	}
+	return withIDs(dirs)
+}
+
+// withIDs names each directory. An id is the directory's name when no other served directory
+// has that name; when several do, each is the name, "~" and the start of the SHA-256 of its
+// absolute path — longer when that still meets another id. An id so depends on the directory
+// and the names served beside it, never on listing order: unique, and the same on every read
+// while the same campaigns are served.
+func withIDs(given []string) []entry {
+	var dirs, names []string
+	seen := map[string]bool{}
+	count := map[string]int{}
+	for _, d := range given {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs // "." and ".." are no names; the hash is of one spelling of the path
+		}
+		if seen[d] {
+			continue // the same directory given twice is served once
+		}
+		seen[d] = true
+		dirs, names = append(dirs, d), append(names, filepath.Base(d))
+		count[filepath.Base(d)]++
+	}
+	taken := map[string]bool{}
+	for _, n := range names {
+		if count[n] == 1 {
+			taken[n] = true
+		}
+	}
+	out := make([]entry, 0, len(dirs))
+	for i, d := range dirs {
+		id := names[i]
+		if count[id] > 1 {
+			sum := sha256.Sum256([]byte(d))
+			h := hex.EncodeToString(sum[:])
+			for _, n := range []int{8, 16, len(h)} {
+				if id = names[i] + "~" + h[:n]; !taken[id] {
+					break
+				}
+			}
+			taken[id] = true
+		}
+		out = append(out, entry{ID: id, Dir: d})
 	}
 	return out
 }
 
+// isCampaign says whether dir holds a run.json that is a regular file (not a symlink).
 func isCampaign(dir string) bool {
-	st, err := os.Stat(campaigndir.RunInfo(dir))
+	st, err := os.Lstat(campaigndir.RunInfo(dir))
 	return err == nil && st.Mode().IsRegular()
+}
+
+// checkFiles refuses a campaign directory whose engine files — those read to show its status —
+// are not regular files: a symlink (which could point out of the directory), a FIFO (reading
+// it would hang the page) or a device such as /dev/zero (it never ends). Checked before
+// anything of the directory is read; every file served is also opened through openServed.
+func checkFiles(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer root.Close()
+	rels := []string{campaigndir.RunInfo(""), campaigndir.Config(""), campaigndir.Events(""), campaigndir.Journal(""),
+		campaigndir.Lock(""), campaigndir.FreezeLock("")}
+	if subs, err := os.ReadDir(campaigndir.SlicesDir(dir)); err == nil {
+		for _, d := range subs {
+			rels = append(rels, filepath.Join(campaigndir.SlicesDir(""), d.Name()))
+		}
+	}
+	for _, rel := range rels {
+		st, err := root.Lstat(rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is %w", filepath.ToSlash(rel), errNotRegular)
+		}
+	}
+	return nil
 }
 
 // lookup finds a campaign by id.
@@ -81,28 +152,35 @@ type row struct {
 }
 
 // summarize reads what the list shows of a campaign from run.json, events.jsonl and
-// verdict.json: cheap enough for a folder of many campaigns (no plan is compiled).
+// verdict.json: cheap enough for a folder of many campaigns (no plan is compiled). Each is
+// read as a served file is (openServed: inside the directory, regular, not a symlink).
 func summarize(e entry) row {
 	r := row{ID: e.ID, Status: "unreadable"}
-	info, err := campaigndir.ReadInfo(e.Dir)
+	if err := checkFiles(e.Dir); err != nil {
+		r.Note = err.Error()
+		return r
+	}
+	b, err := readServed(e.Dir, filepath.Base(campaigndir.RunInfo(e.Dir)), "")
+	var info campaigndir.Info
+	if err == nil {
+		err = json.Unmarshal(b, &info)
+	}
 	if err != nil {
 		r.Note = err.Error()
 		return r
 	}
 	r.Campaign, r.Created = info.Campaign, info.Created
-	evs, err := events.Read(campaigndir.Events(e.Dir))
-	if err != nil {
-		r.Note = err.Error()
-		return r
-	}
 	r.Status = "never ran"
-	for _, ev := range evs {
+	if err := eachEvent(e.Dir, func(ev events.Event) {
 		switch ev.Type {
 		case events.RunStart:
 			r.Started, r.Status, r.Seconds, r.Counts = ev.Time, "crashed", 0, nil
 		case events.RunEnd:
 			r.Status, r.Seconds, r.Counts = ev.Status, ev.Seconds, ev.Counts
 		}
+	}); err != nil {
+		r.Status, r.Note = "unreadable", err.Error()
+		return r
 	}
 	if r.Status == "crashed" && workspace.Locked(e.Dir) {
 		r.Status = "running"
@@ -111,15 +189,44 @@ func summarize(e entry) row {
 		r.Seconds = time.Since(r.Started).Seconds()
 	}
 	var v schema.Verdict
-	if found, err := campaigndir.ReadJSON(e.Dir, campaigndir.Verdict(), &v); err != nil {
+	b, err = readServed(e.Dir, campaigndir.Verdict(), "")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil || campaigndir.DecodeStrict(campaigndir.Verdict(), b, &v) != nil:
 		r.Verdict = "unreadable"
-	} else if found {
+	default:
 		r.Verdict = v.Verdict
 	}
 	if r.Verdict == "" {
 		r.Verdict = outcomeWord(r.Counts)
 	}
 	return r
+}
+
+// eachEvent calls fn with each whole event of dir's events.jsonl (none when there is none),
+// read through openServed a bounded piece at a time.
+func eachEvent(dir string, fn func(events.Event)) error {
+	f, err := openServed(dir, filepath.Base(campaigndir.Events(dir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for from := int64(0); ; {
+		evs, next, err := events.ReadFileFrom(f, from)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			fn(ev)
+		}
+		if next == from {
+			return nil
+		}
+		from = next
+	}
 }
 
 // outcomeWord is a run's verdict when no baseline judged it: what its run_end counted.
@@ -152,8 +259,13 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) (entry, bool) {
 	e, ok := s.lookup(r.PathValue("id"))
 	if !ok {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no served campaign is called %q", r.PathValue("id")))
+		return e, false
 	}
-	return e, ok
+	if err := checkFiles(e.Dir); err != nil {
+		s.fail(w, http.StatusConflict, fmt.Errorf("campaign %s: %w", e.ID, err))
+		return e, false
+	}
+	return e, true
 }
 
 var errNotServed = errors.New("not a file this server offers")

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/perfdag/perfdag/engine/redact"
 	"github.com/perfdag/perfdag/schema/campaigndir"
@@ -17,11 +18,12 @@ import (
 // maxServed bounds one file read for a page or a download.
 const maxServed = 512 << 20
 
-// readServed reads rel inside dir through an os.Root, so neither "..", an absolute path nor a
-// symlink pointing out of the directory reaches a file outside it. With a digest (a recorded
-// step output) the content must hash to it: a file being rewritten, or changed since its step
-// ended, is refused rather than shown torn or as evidence it no longer is.
-func readServed(dir, rel, digest string) ([]byte, error) {
+// openServed opens rel inside dir as every file this server reads from a campaign directory
+// is opened: through an os.Root, so neither "..", an absolute path nor a symlinked folder
+// pointing out of the directory reaches a file outside it; the file itself a regular file and
+// not a symlink (even one to another file inside: a SOURCE.md pointing at config.yaml would
+// serve the config); opened without blocking, so a FIFO put in its place cannot hang a page.
+func openServed(dir, rel string) (*os.File, error) {
 	if !campaigndir.Inside(rel) || strings.Contains(rel, "\\") {
 		return nil, fmt.Errorf("read %s: %w", rel, errNotServed)
 	}
@@ -30,14 +32,37 @@ func readServed(dir, rel, digest string) ([]byte, error) {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(rel))
+	name := filepath.FromSlash(rel)
+	lst, err := root.Lstat(name)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: %w", rel, errNotServed)
+	if !lst.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: %w", rel, errNotRegular)
 	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !os.SameFile(st, lst) {
+		f.Close() // replaced between the two looks: by a symlink or something else
+		return nil, fmt.Errorf("read %s: %w", rel, errNotRegular)
+	}
+	return f, nil
+}
+
+// errNotRegular refuses a symlink, a FIFO, a device or a folder where a campaign file was.
+var errNotRegular = errors.New("not a regular file (serve reads only regular files of a campaign directory, never a symlink)")
+
+// readServed reads rel inside dir through openServed, at most maxServed bytes. With a digest
+// (a recorded step output) the content must hash to it: a file being rewritten, or changed
+// since its step ended, is refused rather than shown torn or as evidence it no longer is.
+func readServed(dir, rel, digest string) ([]byte, error) {
+	f, err := openServed(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxServed))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)

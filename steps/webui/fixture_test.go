@@ -72,7 +72,7 @@ func runTiny(t testing.TB, dir string, edit func(string) string) {
 
 // finished returns a copy of one finished tiny campaign, run once per test binary, under a
 // fresh root as root/name.
-func finished(t *testing.T, root, name string) string {
+func finished(t testing.TB, root, name string) string {
 	t.Helper()
 	fixtureOnce.Do(func() {
 		base, err := os.MkdirTemp("", "webui-fixture-")

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/events"
@@ -20,95 +18,6 @@ import (
 	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
-
-// hub shares one inotify watcher among every live stream: a directory is watched while some
-// page follows it, and each write to its events.jsonl wakes that directory's streams. Nothing
-// polls; a stream reads the log only when the kernel says it changed.
-type hub struct {
-	w      *fsnotify.Watcher
-	mu     sync.Mutex
-	subs   map[string]map[chan struct{}]struct{} // events.jsonl path → wake-ups
-	done   chan struct{}
-	closed bool
-}
-
-func newHub() (*hub, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch campaign directories: %w", err)
-	}
-	h := &hub{w: w, subs: map[string]map[chan struct{}]struct{}{}, done: make(chan struct{})}
-	go h.loop()
-	return h, nil
-}
-
-// loop wakes the streams of the events.jsonl a notification names. A wake-up is a one-slot
-// channel: many writes before a stream reads coalesce into one read.
-func (h *hub) loop() {
-	for {
-		select {
-		case ev, ok := <-h.w.Events:
-			if !ok {
-				return
-			}
-			h.mu.Lock()
-			for ch := range h.subs[ev.Name] {
-				select {
-				case ch <- struct{}{}:
-				default:
-				}
-			}
-			h.mu.Unlock()
-		case _, ok := <-h.w.Errors:
-			if !ok {
-				return
-			}
-		case <-h.done:
-			return
-		}
-	}
-}
-
-// subscribe wakes ch on every change of dir's events.jsonl until cancel.
-func (h *hub) subscribe(dir string) (ch chan struct{}, cancel func(), err error) {
-	path := campaigndir.Events(dir)
-	ch = make(chan struct{}, 1)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, nil, errors.New("the server is closing")
-	}
-	if len(h.subs[path]) == 0 {
-		// the directory, not the file: the log may not exist yet, and a trimmed log is rewritten
-		if err := h.w.Add(filepath.Dir(path)); err != nil {
-			return nil, nil, fmt.Errorf("watch %s: %w", dir, err)
-		}
-		h.subs[path] = map[chan struct{}]struct{}{}
-	}
-	h.subs[path][ch] = struct{}{}
-	return ch, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs[path], ch)
-		if len(h.subs[path]) == 0 {
-			delete(h.subs, path)
-			if !h.closed {
-				_ = h.w.Remove(filepath.Dir(path))
-			}
-		}
-	}, nil
-}
-
-func (h *hub) close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil
-	}
-	h.closed = true
-	close(h.done)
-	return h.w.Close()
-}
 
 // update is one live change as the page applies it to the node table.
 type update struct {
@@ -148,15 +57,18 @@ func markOf(v gate.Verdict) gateMark {
 }
 
 // journalTail follows state/journal.jsonl from an offset, whole lines only, for the verdicts
-// of the nodes that just ended.
+// of the nodes that just ended; opened as a served file is, read at most maxJournalRead at a
+// time (a node whose record lies beyond is shown with its verdicts when the page reloads).
 type journalTail struct {
-	path string
-	off  int64
+	dir string
+	off int64
 }
+
+const maxJournalRead = 16 << 20
 
 // verdicts reads the records appended since the last read: node → its verdicts.
 func (j *journalTail) verdicts() map[string][]gateMark {
-	f, err := os.Open(j.path)
+	f, err := openServed(j.dir, filepath.ToSlash(campaigndir.Journal("")))
 	if err != nil {
 		return nil
 	}
@@ -167,6 +79,9 @@ func (j *journalTail) verdicts() map[string][]gateMark {
 			j.off = st.Size()
 		}
 		return nil
+	}
+	if st.Size()-j.off > maxJournalRead {
+		j.off = st.Size() - maxJournalRead
 	}
 	b := make([]byte, st.Size()-j.off)
 	n, _ := f.ReadAt(b, j.off)
@@ -233,7 +148,10 @@ func stateOf(outcome string) string {
 
 // live streams a campaign's changes as server-sent events, from the events.jsonl offset its
 // page was rendered at (?from=, or Last-Event-ID on a reconnect): each message's id is the
-// offset after it. Only whole lines are read, so a line being written is never sent torn.
+// offset after it. Only whole lines are read, so a line being written is never sent torn. An
+// offset that is not a whole number from 0 up is refused (400), before anything is read. The
+// log is opened as every served file is (openServed); when it is no longer the file the
+// stream began on (the directory was removed and written again), the page is told to reload.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	e, ok := s.open(w, r)
 	if !ok {
@@ -244,9 +162,16 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, errors.New("streaming is not supported by this connection"))
 		return
 	}
-	from, _ := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64)
-	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		from, _ = strconv.ParseInt(id, 10, 64)
+	from, err := offset(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rel := filepath.Base(campaigndir.Events(e.Dir))
+	log, err := followLog(e.Dir, rel, from)
+	if err != nil {
+		s.fail(w, http.StatusConflict, fmt.Errorf("campaign %s: %w", e.ID, err))
+		return
 	}
 	wake, cancel, err := s.hub.subscribe(e.Dir)
 	if err != nil {
@@ -259,15 +184,14 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
-	path := campaigndir.Events(e.Dir)
-	jt := &journalTail{path: campaigndir.Journal(e.Dir)}
-	if st, err := os.Stat(jt.path); err == nil {
+	jt := &journalTail{dir: e.Dir}
+	if st, err := os.Lstat(campaigndir.Journal(e.Dir)); err == nil && st.Mode().IsRegular() {
 		jt.off = st.Size()
 	}
 	for {
-		evs, next, err := events.ReadFrom(path, from)
-		if errors.Is(err, events.ErrShrunk) {
-			fmt.Fprint(w, "event: reload\ndata: {}\n\n") // the log was trimmed: the page reloads whole
+		evs, next, err := log.read(from)
+		if errors.Is(err, events.ErrShrunk) || errors.Is(err, errReplaced) {
+			fmt.Fprint(w, "event: reload\ndata: {}\n\n") // trimmed or replaced: the page reloads whole
 			fl.Flush()
 			return
 		}
@@ -277,6 +201,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			}
 			from = next
 			fl.Flush()
+			if r.Context().Err() == nil {
+				continue // one read is bounded: read on until it brings nothing new
+			}
 		}
 		select {
 		case <-r.Context().Done():
@@ -289,6 +216,85 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// offset is where a live stream starts: ?from= (the size of the log its page was rendered
+// from) or, on a reconnect, Last-Event-ID (an id this stream sent). Absent, 0; anything but
+// one whole number from 0 up is refused.
+func offset(r *http.Request) (int64, error) {
+	name, vals := "from", r.URL.Query()["from"]
+	if id := r.Header.Values("Last-Event-ID"); len(id) > 0 {
+		name, vals = "Last-Event-ID", id
+	}
+	switch {
+	case len(vals) == 0:
+		return 0, nil
+	case len(vals) > 1:
+		return 0, fmt.Errorf("live: give one %s offset, not %d", name, len(vals))
+	}
+	v := vals[0]
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || v != strconv.FormatInt(n, 10) {
+		return 0, fmt.Errorf("live: %s offset %.40q is not a byte offset in the event log (a whole number from 0 up)", name, v)
+	}
+	return n, nil
+}
+
+// errReplaced says the events.jsonl a stream followed is no longer the file at its path.
+var errReplaced = errors.New("the event log was replaced")
+
+// followedLog is the events.jsonl one stream follows: which file it is (nil until it exists).
+type followedLog struct {
+	dir, rel string
+	id       os.FileInfo
+	gone     bool // the page read a log that is not there now
+}
+
+// followLog starts following rel in dir at offset from: the file there now is the one
+// followed. An absent log is followed once it appears when from is 0 (a page rendered before
+// it existed); with from past 0 the page read a log that is gone, and is told to reload.
+func followLog(dir, rel string, from int64) (*followedLog, error) {
+	l := &followedLog{dir: dir, rel: rel}
+	f, err := openServed(dir, rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		l.gone = from > 0
+		return l, nil
+	case err != nil:
+		return nil, err
+	}
+	defer f.Close()
+	if l.id, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return l, nil
+}
+
+// read reads what was appended at or after from, refusing (errReplaced) a log that is not the
+// file followed so far; a log that is not there yet, or not there for now (its directory being
+// written again), reads as nothing new.
+func (l *followedLog) read(from int64) ([]events.Event, int64, error) {
+	if l.gone {
+		return nil, from, errReplaced
+	}
+	f, err := openServed(l.dir, l.rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, from, nil
+	}
+	if err != nil {
+		return nil, from, errReplaced // a symlink or a FIFO where the log was: not this log
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, from, err
+	}
+	if l.id == nil {
+		l.id = st
+	} else if !os.SameFile(l.id, st) {
+		return nil, from, errReplaced
+	}
+	return events.ReadFileFrom(f, from)
 }
 
 // writeUpdates sends one message holding every update of a read (a burst of reused nodes is
