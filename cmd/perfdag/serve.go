@@ -36,9 +36,10 @@ written is never shown torn). Live updates follow events.jsonl through file noti
 watching browser costs the running campaign nothing.
 
 Serve binds 127.0.0.1:8080 and answers loopback host names only. Any other address needs
---token or --token-file: requests without the token are refused; open the address once
-with ?token=TOKEN (a cookie keeps it) or send Authorization: Bearer TOKEN. Without a token on a non-loopback
-address serve refuses to start (exit 2). API keys and DSN passwords are never served.`,
+--token or --token-file (at least 16 characters once trimmed of spaces): requests without the
+token are refused; open the address once with ?token=TOKEN (a cookie keeps it) or send
+Authorization: Bearer TOKEN. Without a token on a non-loopback address serve refuses to start
+(exit 2). API keys and DSN passwords are never served.`,
 		Example: `  perfdag serve                                  # campaigns/ on http://127.0.0.1:8080/
   perfdag serve campaigns/20261202T130455Z-quickstart --addr 127.0.0.1:9000
   perfdag serve /data/campaigns --addr 0.0.0.0:8080 --token-file ~/.perfdag-token`,
@@ -53,17 +54,29 @@ address serve refuses to start (exit 2). API keys and DSN passwords are never se
 				}
 			}
 			if tokenFile != "" {
-				if token != "" {
+				if cmd.Flags().Changed("token") {
 					return exitf(ExitUsage, "give --token or --token-file, not both")
 				}
 				b, err := os.ReadFile(tokenFile)
 				if err != nil {
 					return exit(ExitUsage, fmt.Errorf("read --token-file: %w", err))
 				}
-				token = strings.TrimSpace(string(b))
-				if token == "" {
-					return exitf(ExitUsage, "--token-file %s is empty", tokenFile)
+				if token, err = webui.CheckToken("--token-file "+tokenFile, string(b)); err != nil {
+					return exit(ExitUsage, err)
 				}
+			} else if cmd.Flags().Changed("token") {
+				var err error
+				if token, err = webui.CheckToken("--token", token); err != nil {
+					return exit(ExitUsage, err)
+				}
+			}
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				var ae *net.AddrError
+				why := err.Error()
+				if errors.As(err, &ae) {
+					why = ae.Err
+				}
+				return exitf(ExitUsage, "--addr %s: %s; give HOST:PORT, e.g. --addr 127.0.0.1:8080 (or 127.0.0.1:0 for any free port)", addr, why)
 			}
 			if !webui.Loopback(addr) && token == "" {
 				return exitf(ExitUsage, "--addr %s is not a loopback address: give --token or --token-file so only people with the token can read the campaigns", addr)
@@ -102,8 +115,8 @@ address serve refuses to start (exit 2). API keys and DSN passwords are never se
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (not loopback: needs --token or --token-file)")
-	cmd.Flags().StringVar(&token, "token", "", "require this token of every request (visible in ps; prefer --token-file)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "read the required token from this file")
+	cmd.Flags().StringVar(&token, "token", "", "require this token of every request, at least 16 characters (visible in ps; prefer --token-file)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "read the required token from this file (trimmed; at least 16 characters)")
 	cmd.Flags().StringVar(&registry, "registry", "baselines", "baseline registry folder, for the comparison with a named baseline")
 	return cmd
 }

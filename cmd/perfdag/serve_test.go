@@ -69,3 +69,47 @@ func TestServeNeverPrintsTheToken(t *testing.T) {
 		t.Errorf("serve printed:\n%s", lines)
 	}
 }
+
+// A token too weak to guard the campaigns (blank, or under 16 characters once trimmed as
+// --token-file is) and an --addr without a port are refused, exit 2, naming what to give. Each
+// case runs as a child: one that started serving instead is killed and reported.
+func TestServeRefusesWeakTokensAndAddrsWithoutPort(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short-token")
+	if err := os.WriteFile(short, []byte("  abc123  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--addr", "0.0.0.0:0", "--token", " "}, "--token is empty"},
+		{[]string{"--addr", "127.0.0.1:0", "--token", "  "}, "--token is empty"},
+		{[]string{"--addr", "0.0.0.0:0", "--token", "a"}, "--token is 1 character: give at least 16"},
+		{[]string{"--addr", "127.0.0.1:0", "--token", " 0123456789abcde "}, "--token is 15 characters: give at least 16"},
+		{[]string{"--addr", "0.0.0.0:0", "--token-file", short}, "is 6 characters: give at least 16"},
+		{[]string{"--addr", "127.0.0.1"}, "--addr 127.0.0.1: missing port in address; give HOST:PORT, e.g. --addr 127.0.0.1:8080"},
+		{[]string{"--addr", "localhost"}, "--addr localhost: missing port in address"},
+		{[]string{"--addr", "127.0.0.1:0:1"}, "--addr 127.0.0.1:0:1: too many colons in address"},
+	} {
+		cmd := perfdagChild(append([]string{"serve", dir}, tc.args...)...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := bufio.NewReader(out).ReadString('\n') // "serving …" when it started; EOF when it exited
+		if first != "" {
+			_ = cmd.Process.Kill()
+		}
+		err = cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if first != "" || code != ExitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("serve %v: printed %q, exit %d (%v), stderr %q; want exit %d saying %q", tc.args, first, code, err, errb.String(), ExitUsage, tc.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/steps/report/svgchart"
@@ -33,6 +34,7 @@ type Options struct {
 	Service *campaign.Service
 	// Token, when set, is required of every request (Authorization: Bearer, the cookie it sets,
 	// or ?token= once); when empty, only loopback Host names are answered (no DNS rebinding).
+	// It is trimmed and must be at least MinTokenLen characters (CheckToken).
 	Token string
 	// Registry is the baseline registry folder for the comparison with a named baseline.
 	Registry string
@@ -49,10 +51,37 @@ type Server struct {
 // cookieName carries the token after a ?token= link was followed once.
 const cookieName = "perfdag_token"
 
+// MinTokenLen is the shortest token serve accepts: a guessable one guards nothing.
+const MinTokenLen = 16
+
+// CheckToken trims a token as --token-file's content is and refuses one shorter than
+// MinTokenLen; name is how the user gave it (a flag), for the message.
+func CheckToken(name, token string) (string, error) {
+	token = strings.TrimSpace(token)
+	switch n := utf8.RuneCountInString(token); {
+	case n == 0:
+		return "", fmt.Errorf("%s is empty: give a token of at least %d characters (e.g. the output of openssl rand -hex 16)", name, MinTokenLen)
+	case n < MinTokenLen:
+		unit := "characters"
+		if n == 1 {
+			unit = "character"
+		}
+		return "", fmt.Errorf("%s is %d %s: give at least %d characters (spaces around it do not count; e.g. the output of openssl rand -hex 16)", name, n, unit, MinTokenLen)
+	}
+	return token, nil
+}
+
 // New builds the server; Close releases its file watcher.
 func New(o Options) (*Server, error) {
 	if o.Service == nil {
 		return nil, errors.New("web UI: no campaign service to read campaigns with (Options.Service)")
+	}
+	if o.Token != "" {
+		t, err := CheckToken("the token", o.Token)
+		if err != nil {
+			return nil, err
+		}
+		o.Token = t
 	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
@@ -116,7 +145,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, loc, http.StatusSeeOther)
 		return false
 	}
-	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") && s.tokenIs(strings.TrimPrefix(auth, "Bearer ")) {
+	if tok, ok := bearer(r.Header.Get("Authorization")); ok && s.tokenIs(tok) {
 		return true
 	}
 	if c, err := r.Cookie(cookieName); err == nil && s.tokenIs(c.Value) {
@@ -125,6 +154,14 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="perfdag"`)
 	http.Error(w, "a token is required: open the address perfdag serve printed (it carries ?token=), or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 	return false
+}
+
+// bearer is the token of an Authorization header of the Bearer scheme, its name in any case
+// (RFC 7235: the scheme is case-insensitive) followed by one or more spaces.
+func bearer(auth string) (string, bool) {
+	scheme, tok, ok := strings.Cut(auth, " ")
+	tok = strings.TrimLeft(tok, " ")
+	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
 func (s *Server) tokenIs(v string) bool {

@@ -141,7 +141,7 @@ func TestToken(t *testing.T) {
 			t.Errorf("Host %s: %d, want 200", h, code)
 		}
 	}
-	ts := serve(t, Options{Roots: []string{root}, Token: "s3cret-t0ken"})
+	ts := serve(t, Options{Roots: []string{root}, Token: "s3cret-t0ken-0123456789"})
 	for _, p := range []string{"/", "/c/tiny-1/", "/c/tiny-1/live", "/c/tiny-1/file/" + campaigndir.Report(), "/static/app.js", "/compare?a=tiny-1&b=tiny-1", "/nope"} {
 		if code, body := get(t, ts, p, "Host", "evil.example"); code != http.StatusUnauthorized || strings.Contains(body, "tiny") {
 			t.Errorf("%s without the token: %d, want 401", p, code)
@@ -153,10 +153,10 @@ func TestToken(t *testing.T) {
 			t.Errorf("%s with a wrong cookie: %d, want 401", p, code)
 		}
 	}
-	if code, body := get(t, ts, "/c/tiny-1/", "Authorization", "Bearer s3cret-t0ken", "Host", "box.example"); code != 200 || !strings.Contains(body, "tiny") {
+	if code, body := get(t, ts, "/c/tiny-1/", "Authorization", "Bearer s3cret-t0ken-0123456789", "Host", "box.example"); code != 200 || !strings.Contains(body, "tiny") {
 		t.Errorf("bearer token: %d", code)
 	}
-	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/c/tiny-1/?token=s3cret-t0ken", nil)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/c/tiny-1/?token=s3cret-t0ken-0123456789", nil)
 	resp, err := noRedirect.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestToken(t *testing.T) {
 	if code, _ := get(t, ts, loc, "Cookie", cookieName+"="+cookie.Value); code != 200 {
 		t.Errorf("with the cookie: %d", code)
 	}
-	for _, p := range []string{"//evil.example/x?token=s3cret-t0ken", "/\\evil.example?token=s3cret-t0ken"} {
+	for _, p := range []string{"//evil.example/x?token=s3cret-t0ken-0123456789", "/\\evil.example?token=s3cret-t0ken-0123456789"} {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
 		req.URL.Opaque = p
 		resp, err := noRedirect.Do(req)
