@@ -13,6 +13,7 @@ import (
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/enginetest"
 	"github.com/perfdag/perfdag/engine/events"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/testkit/browser"
 )
@@ -88,3 +89,32 @@ func waitFor(t *testing.T, b *browser.Browser, sel string) {
 }
 
 func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// The point page in a real browser: every figure a user reads has four significant digits at
+// most, and the value shown on hover (the cell's title) is point.json's exact one.
+func TestPointPageInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	root := t.TempDir()
+	dir := finished(t, root, "tiny-1")
+	ts := serve(t, Options{Roots: []string{root}})
+	var p schema.Point
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", 2), &p); err != nil {
+		t.Fatal(err)
+	}
+	b.Navigate(ts.URL + "/c/tiny-1/point/aa-1k/2")
+	long := browser.Eval[[]string](b, `[...document.querySelectorAll("td.num")].map(td => td.textContent.trim())
+		.filter(s => !/^-?\d+$/.test(s) && s.replace(/^-?[0.]*/, "").replace(/e.*$/, "").replace(".", "").length > 4)`)
+	if len(long) > 0 {
+		t.Errorf("figures with more than four significant digits on screen: %q", long)
+	}
+	shown := browser.Eval[[]string](b, `(() => { const td = document.querySelector('td[data-key="output_token_throughput"]'); return [td.textContent, td.title]; })()`)
+	if shown[0] != fig(p.OutputTokenThroughput) || shown[1] != exact(p.OutputTokenThroughput) {
+		t.Errorf("output token throughput shows %q, %q on hover; want %q, %q", shown[0], shown[1], fig(p.OutputTokenThroughput), exact(p.OutputTokenThroughput))
+	}
+	p50 := browser.Eval[[]string](b, `(() => { const td = document.querySelectorAll('tr[data-metric="ttft_ms"] td.num')[3]; return [td.textContent, td.title]; })()`)
+	if p50[0] != fig(p.TTFT.P50) || p50[1] != exact(p.TTFT.P50) {
+		t.Errorf("TTFT p50 shows %q, %q on hover; want %q, %q", p50[0], p50[1], fig(p.TTFT.P50), exact(p.TTFT.P50))
+	}
+	b.ScreenshotFull("point")
+	b.Clean()
+}

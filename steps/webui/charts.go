@@ -21,10 +21,13 @@ import (
 func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // fig is a figure as a table shows it (the exact value goes in the cell's title): four
-// significant digits at most, never an exponent for the magnitudes a point holds.
+// significant digits at most, never an exponent for the magnitudes a point holds; a magnitude
+// under 0.001 keeps three significant digits rather than showing as 0.000.
 func fig(v float64) string {
 	a := math.Abs(v)
 	switch {
+	case a < 0.001 && a > 0:
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	case a >= 1000 || v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case a >= 100:

@@ -167,6 +167,10 @@ func distributions(recs []schema.RequestRecord) (ttft, itl []float64, spans []re
 var funcs = template.FuncMap{
 	"exact": exact,
 	"fig":   fig,
+	// figcell is a table cell of a figure as fig shows it, the exact value in its title.
+	"figcell": func(v float64) template.HTML {
+		return template.HTML(`<td class="num" title="` + exact(v) + `">` + fig(v) + `</td>`) // digits, '.', '-', 'e', '+' only
+	},
 	"secs": func(v float64) string {
 		if v <= 0 {
 			return "-"

@@ -49,7 +49,7 @@ func TestPagesShowTheDirectory(t *testing.T) {
 		t.Fatalf("point page: %d\n%s", code, body)
 	}
 	for _, want := range []string{
-		`data-key="output_token_throughput">` + exact(p.OutputTokenThroughput) + `<`,
+		`data-key="output_token_throughput" title="` + exact(p.OutputTokenThroughput) + `">` + fig(p.OutputTokenThroughput) + `<`,
 		`ttft_ms p50 (point.json) = ` + exact(p.TTFT.P50) + ` ms"`,
 		`ttft_ms p99 (point.json) = ` + exact(p.TTFT.P99) + ` ms"`,
 		`data-x="50" data-y="` + exact(p.TTFT.P50) + `"`,
