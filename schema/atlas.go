@@ -34,6 +34,8 @@ type AtlasRow struct {
 
 	// Intervals are the point's 95 % confidence intervals of its headline metrics, by field name.
 	Intervals Intervals `json:"intervals,omitempty"`
+	// MeasurementCost is what measuring the point took (Point.MeasurementCost).
+	MeasurementCost *MeasurementCost `json:"measurement_cost,omitempty"`
 	// Decision is the point's SLO decision, when it measured until one was known (Point.Decision).
 	Decision *Decision `json:"decision,omitempty"`
 

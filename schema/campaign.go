@@ -98,6 +98,19 @@ type Identity struct {
 	GPUs                int    `yaml:"gpus,omitempty" json:"gpus,omitempty" range:"0,100000" doc:"GPUs serving the endpoint, the divisor of tok/s/GPU (default: tensor_parallel, else 1)"`
 	Arm                 string `yaml:"arm,omitempty" json:"arm,omitempty" doc:"champion-select arm this cell belongs to"`
 	Baseline            bool   `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"this cell's arm is the champion baseline"`
+
+	// gpusDefaulted says Inherit set GPUs to 1 because the campaign declares neither gpus nor
+	// tensor_parallel: a divisor for tok/s/GPU, not a count a cost may multiply by.
+	gpusDefaulted bool
+}
+
+// DeclaredGPUs is the GPU count the campaign declares for the cell (gpus, else
+// tensor_parallel), 0 when it declares neither: GPU-seconds are then unknown, not assumed.
+func (id Identity) DeclaredGPUs() int {
+	if id.gpusDefaulted {
+		return 0
+	}
+	return id.GPUs
 }
 
 // Cell is one workload measured at several concurrencies on one endpoint.

@@ -34,5 +34,6 @@ func (c *Cell) Inherit(def Identity, endpointModel string) {
 	str(&id.Model, endpointModel)
 	if id.GPUs == 0 {
 		id.GPUs = max(id.TensorParallel, 1)
+		id.gpusDefaulted = id.TensorParallel == 0
 	}
 }

@@ -261,6 +261,10 @@ type Point struct {
 	Intervals Intervals `json:"intervals,omitempty"`
 	// Auto is set when requests_per_point was auto: why the point stopped measuring.
 	Auto *AutoStop `json:"auto,omitempty"`
+	// MeasurementCost is what measuring the point took (requests sent, the seconds it held the
+	// endpoint, GPU-seconds when the GPUs are declared); absent on an imported point and on one
+	// recorded before cost accounting. A reused point keeps the cost it was measured at.
+	MeasurementCost *MeasurementCost `json:"measurement_cost,omitempty"`
 	// Decision is set when requests_per_point was {auto: {decide: ...}}: the SLO verdict the
 	// point measured until, with its bounds, their confidence and the looks it took.
 	Decision *Decision `json:"decision,omitempty"`

@@ -68,9 +68,12 @@ type SweepProbe struct {
 	Verdict string `json:"verdict,omitempty"`
 	// NoEvidence marks a search's probe with no valid request (or no point): it says nothing
 	// about the SLO, so the search stopped there with its knee unknown.
-	NoEvidence  bool     `json:"no_evidence,omitempty"`
-	Throughput  *float64 `json:"output_tok_s,omitempty"`
-	RequestRate *float64 `json:"request_throughput,omitempty"`
+	NoEvidence bool `json:"no_evidence,omitempty"`
+	// MeasurementCost is what measuring the probe's point took (Point.MeasurementCost); a
+	// reused probe keeps the cost it was measured at.
+	MeasurementCost *MeasurementCost `json:"measurement_cost,omitempty"`
+	Throughput      *float64         `json:"output_tok_s,omitempty"`
+	RequestRate     *float64         `json:"request_throughput,omitempty"`
 	// GoodputReqS and SLOAttainment judge the probe's requests against the cell's slo;
 	// absent when it declares none.
 	GoodputReqS   *float64 `json:"goodput_req_s,omitempty"`
@@ -117,9 +120,14 @@ type SweepResult struct {
 	// the cell declares none.
 	KneeGoodputReqS   *float64 `json:"knee_goodput_req_s,omitempty"`
 	KneeSLOAttainment *float64 `json:"knee_slo_attainment,omitempty"`
-	StopWhen          string   `json:"stop_when,omitempty"` // the list sweep's rule
-	Skipped           []int    `json:"skipped,omitempty"`   // listed concurrencies not measured
-	StopReason        string   `json:"stop_reason,omitempty"`
+	// MeasurementCost is what the sweep's points took, summed (the cell's cost).
+	MeasurementCost *CostTotal `json:"measurement_cost,omitempty"`
+	// FixedSweep estimates what a fixed sweep of every concurrency of the search's range (at
+	// its resolution) would have cost at the per-point cost the probes measured (search only).
+	FixedSweep *FixedSweepCost `json:"fixed_sweep_cost,omitempty"`
+	StopWhen   string          `json:"stop_when,omitempty"` // the list sweep's rule
+	Skipped    []int           `json:"skipped,omitempty"`   // listed concurrencies not measured
+	StopReason string          `json:"stop_reason,omitempty"`
 }
 
 // UnmarshalJSON reads sweep_probes.json, taking the knee's throughput from the keys files

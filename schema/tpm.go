@@ -103,6 +103,10 @@ type TPMSummary struct {
 	TPOTSLAMs   float64    `json:"tpot_sla_ms"`
 	GPUsPerNode int        `json:"gpus_per_node"`
 	Groups      []TPMGroup `json:"groups"`
+	// MeasurementCost is what measuring the campaign took (requests, endpoint seconds,
+	// GPU-seconds), in total and per cell: the sum over its measured atlas rows. Absent when
+	// no row was measured by perfdag (an imported or fixture atlas).
+	MeasurementCost *CampaignCost `json:"measurement_cost,omitempty"`
 }
 
 // TPMRows flattens the summary into tpm_v1 rows (peak, then sla when set, per group).

@@ -85,6 +85,10 @@ type Evidence struct {
 	Sweeps   []string    `json:"sweeps,omitempty"` // cells' sweep_probes.json (SLO searches, stopped lists)
 }
 
+// SettleOutput is a result of a step that held a point's endpoint before its run (settle):
+// how many seconds, which the point's measurement cost counts.
+type SettleOutput interface{ SettledSeconds() float64 }
+
 // SweepOutput is a result that wrote a cell's sweep_probes.json.
 type SweepOutput interface{ SweepFile() string }
 

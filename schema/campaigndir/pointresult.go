@@ -38,6 +38,9 @@ type PointResult struct {
 	Violations             int      `json:"violations"`        // protocol violations, all kinds
 	Retries                int      `json:"retries"`           // requests retried after a stale idle connection
 	ErrorClasses           []string `json:"error_classes"`
+	// MeasurementCost is what measuring the point took: requests sent, endpoint seconds and
+	// GPU-seconds (nil on a point recorded before cost accounting, or imported).
+	MeasurementCost *schema.MeasurementCost `json:"measurement_cost,omitempty"`
 	// Decision is the point's SLO decision when it measured until one was known.
 	Decision *schema.Decision `json:"decision,omitempty"`
 	// SLOAttainment and GoodputReqS judge the requests against the cell's slo

@@ -142,6 +142,7 @@ func atlasTable() Table {
 				{Name: "gates_json", Type: JSON, Field: "gates", Null: true, JSON: true, Doc: "quality-gate verdicts that did not pass on the point (warn or fail): published evidence, never dropped"},
 				{Name: "intervals_json", Type: JSON, Field: "intervals", Null: true, JSON: true, Doc: "95 % confidence intervals of the point's headline metrics by atlas field: {lo, hi, method, n} (docs/statistics.md); NULL when the point has none"},
 				{Name: "decision_json", Type: JSON, Field: "decision", Null: true, JSON: true, Doc: "the point's SLO decision when it measured until one was known (requests_per_point decide): {rule, verdict, clauses with their bounds and confidence, alpha, looks, max_looks, requests, method} (docs/statistics.md); NULL otherwise"},
+				{Name: "measurement_cost_json", Type: JSON, Field: "measurement_cost", Null: true, JSON: true, Doc: "what measuring the point took: {requests_sent, requests_valid, settle_s, run_s, endpoint_s, gpus, gpu_s} (gpu_s null when the campaign declares no GPU count; docs/campaign-directory.md); NULL on an imported point or one recorded before cost accounting"},
 				rowJSON("atlas_v1")},
 		),
 		Key: []string{ColCampaignID, "cell_id", "concurrency", ColInputKey},

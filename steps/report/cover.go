@@ -40,6 +40,7 @@ func coverPage(d sink, v *view, _ *artwork) {
 	d.para(v.coverageLine(), 9, fontstyle.Bold, nil)
 	d.space(2)
 	headlinePart(d, v)
+	costPart(d, v)
 
 	d.heading("Caveats")
 	for _, c := range caveats(v) {

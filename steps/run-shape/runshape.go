@@ -132,6 +132,7 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
+	began := time.Now() // the endpoint is held from here (the engine serializes its holders)
 	cell, conc := t.Cell, t.Concurrency
 	s, err := session.Open(ctx, t, cell.Workload, session.Salt(t, session.PhaseProfiling, conc))
 	if err != nil {
@@ -188,6 +189,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
 	recordAuto(&point, rule, profiled)
+	point.MeasurementCost = schema.NewMeasurementCost(len(records), point.RequestCount, settled(t), time.Since(began).Seconds(), cell.DeclaredGPUs())
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
@@ -200,6 +202,18 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return out, fmt.Errorf("no valid request at concurrency %d: %s (%s); records in %s", conc, plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)
 	}
 	return out, nil
+}
+
+// settled is how long the point's settle held the endpoint before this run: its upstream
+// settle node's wall time (a reused settle's as recorded).
+func settled(t *engine.Task) float64 {
+	s := 0.0
+	for _, u := range t.Upstream {
+		if so, ok := u.Result.(campaigndir.SettleOutput); ok && u.Conc == t.Concurrency && (t.Cell == nil || u.Cell == t.Cell.ID) {
+			s += so.SettledSeconds()
+		}
+	}
+	return s
 }
 
 func reasoningModel(ep *schema.Endpoint) bool {
@@ -275,7 +289,7 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		Reasoning: p.Reasoning, ReasoningField: p.ReasoningField, ReasoningParserSuspect: p.ReasoningParserSuspect,
 		SteadyWindowUndercount: p.SteadyWindowUndercount, UsageMismatches: p.UsageMismatches, ErrorClasses: classes,
 		TokenBasis: p.TokenBasis, UsageDiscrepancy: p.UsageDiscrepancy, TruncatedPrompts: p.TruncatedPrompts,
-		Violations: violations, Retries: p.Retries, SLOAttainment: p.SLOAttainment, GoodputReqS: p.GoodputReqS, Files: files, Decision: p.Decision,
+		Violations: violations, Retries: p.Retries, SLOAttainment: p.SLOAttainment, GoodputReqS: p.GoodputReqS, Files: files, Decision: p.Decision, MeasurementCost: p.MeasurementCost,
 	}
 }
 

@@ -27,9 +27,19 @@ var Kind = engine.Kind{
 	Run: run,
 }
 
-// Result says how long the node paused.
+// Result says how long the node paused, and how long it held the endpoint doing so (its
+// wall time: the point's measurement cost counts it).
 type Result struct {
 	PausedS float64 `json:"paused_s"`
+	HeldS   float64 `json:"held_s,omitempty"`
+}
+
+// SettledSeconds implements campaigndir.SettleOutput (a result recorded before held_s: its pause).
+func (r *Result) SettledSeconds() float64 {
+	if r.HeldS > 0 {
+		return r.HeldS
+	}
+	return r.PausedS
 }
 
 func seconds(t *engine.Task) float64 {
@@ -40,6 +50,7 @@ func seconds(t *engine.Task) float64 {
 }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
+	began := time.Now()
 	s := seconds(t)
 	if err := session.SettleLog(t, "settle %.1fs before c%d", s, t.Concurrency); err != nil {
 		return engine.Result{}, err
@@ -50,5 +61,5 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err := session.Pause(ctx, time.Duration(s*float64(time.Second))); err != nil {
 		return engine.Result{}, err
 	}
-	return engine.Result{Value: &Result{PausedS: s}, Summary: fmt.Sprintf("settled %.1fs", s)}, nil
+	return engine.Result{Value: &Result{PausedS: s, HeldS: time.Since(began).Seconds()}, Summary: fmt.Sprintf("settled %.1fs", s)}, nil
 }

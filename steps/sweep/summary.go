@@ -47,7 +47,7 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		return nil, err
 	}
 	cell := t.Cell
-	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell)}
+	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell), MeasurementCost: sweepCost(ps)}
 	for _, p := range ps {
 		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed", Verdict: p.verdict}
 		if known, meets := p.decided(); known {
@@ -55,7 +55,7 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		}
 		sp.NoEvidence = cell.Search != nil && p.noEvidence() != ""
 		if p.point != nil {
-			sp.Status = p.point.Status
+			sp.Status, sp.MeasurementCost = p.point.Status, p.point.MeasurementCost
 		}
 		if p.point != nil && !sp.NoEvidence { // a probe without a valid request measured no throughput
 			tp, rq := p.point.OutputTokPerS, p.point.RequestThroughput
@@ -66,6 +66,7 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	}
 	if s := cell.Search; s != nil {
 		r.Mode, r.SLO, r.From, r.To = schema.SweepSearch, s.SLO, s.From, s.To
+		r.FixedSweep = fixedSweep(cell, ps)
 		if _, r.KneeUnknown = unknown(ps); r.KneeUnknown != "" {
 			return r, nil
 		}

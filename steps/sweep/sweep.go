@@ -7,6 +7,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
@@ -285,7 +286,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	lo, hi := res.KneeBand()
 	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, KneeLo: lo, KneeHi: hi, Unknown: res.KneeUnknown,
 		Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
-	result := engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res)}
+	result := engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res) + costLine(res)}
 	if res.KneeUnknown != "" {
 		// the probes are kept as evidence; a failed node searches again on resume
 		c, _ := unknownProbe(res)
@@ -327,6 +328,34 @@ func line(r *schema.SweepResult) string {
 		return fmt.Sprintf("knee ≥ c%d (the upper bound meets %s; %s)", r.Knee, r.SLO, plural.N(len(r.Probes), "probe"))
 	}
 	return fmt.Sprintf("knee %s for %s (%s of ≤ %d%s)", r.BandText(), r.SLO, plural.N(len(r.Probes), "probe"), r.Bound, undecided)
+}
+
+// costLine says what the sweep's points took and, for a search, what a fixed sweep of its
+// range would have: "; 873 requests, 0.0121 GPU-h (a fixed sweep c1..c48: ≈ 3,576 requests,
+// ≈ 0.0502 GPU-h)". Empty when no point recorded its cost.
+func costLine(r *schema.SweepResult) string {
+	c := r.MeasurementCost
+	if c == nil || c.Points == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("; %s, %s", plural.N(c.RequestsSent, "request"), gpuHours(c.GPUHours()))
+	if f := r.FixedSweep; f != nil {
+		s += fmt.Sprintf(" (a fixed sweep %s: ≈ %s", sweepRange(f.From, f.To, f.Step), plural.N(f.Requests, "request"))
+		if f.GPUSeconds != nil {
+			h := *f.GPUSeconds / 3600
+			s += ", ≈ " + gpuHours(&h)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// gpuHours words GPU-hours to three significant digits, or says they are unknown.
+func gpuHours(h *float64) string {
+	if h == nil {
+		return "GPU-h unknown"
+	}
+	return strconv.FormatFloat(*h, 'g', 3, 64) + " GPU-h"
 }
 
 // concList writes concurrencies as "c31, c32".

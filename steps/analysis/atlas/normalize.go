@@ -163,6 +163,7 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	row.ErrorCount = p.ErrorCount
 	row.Intervals = maps.Clone(p.Intervals)
 	row.Decision = p.Decision
+	row.MeasurementCost = p.MeasurementCost
 	if p.GPUs > 0 {
 		row.GPUs = p.GPUs
 	}

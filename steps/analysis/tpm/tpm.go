@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/analysis/atlas"
 	"github.com/perfdag/perfdag/steps/catalog"
 )
 
@@ -114,6 +115,7 @@ type Accumulator struct {
 	campaign string
 	cfg      Config
 	groups   map[schema.TPMGroupKey]*groupAcc
+	cost     atlas.CostTally
 }
 
 // NewAccumulator starts an empty summary for a campaign.
@@ -139,6 +141,7 @@ func KeyOf(r *schema.AtlasRow) schema.TPMGroupKey {
 // Add folds one row in; rows without a measured output tok/s/GPU are skipped. It never fails
 // (the error result fits atlas.AggregateDir's observe signature). The row is copied.
 func (a *Accumulator) Add(r *schema.AtlasRow) error {
+	a.cost.Add(r)
 	if r.OutputTokPerSPerGPU == nil || *r.OutputTokPerSPerGPU <= 0 || r.CellStatus == schema.CellFailed {
 		return nil
 	}
@@ -199,7 +202,7 @@ func (a *Accumulator) Summary() schema.TPMSummary {
 	s := schema.TPMSummary{
 		Schema: schema.SchemaTPMSummary, Campaign: a.campaign, Caveat: Caveat(a.cfg),
 		TTFTSLAMs: a.cfg.TTFTSLAMs, TPOTSLAMs: a.cfg.TPOTSLAMs, GPUsPerNode: a.cfg.GPUsPerNode,
-		Groups: []schema.TPMGroup{},
+		Groups: []schema.TPMGroup{}, MeasurementCost: a.cost.Cost(),
 	}
 	keys := slices.SortedFunc(maps.Keys(a.groups), compareKeys)
 	for _, k := range keys {

@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   gates_json TEXT, -- quality-gate verdicts that did not pass on the point (warn or fail): published evidence, never dropped
   intervals_json TEXT, -- 95 % confidence intervals of the point's headline metrics by atlas field: {lo, hi, method, n} (docs/statistics.md); NULL when the point has none
   decision_json TEXT, -- the point's SLO decision when it measured until one was known (requests_per_point decide): {rule, verdict, clauses with their bounds and confidence, alpha, looks, max_looks, requests, method} (docs/statistics.md); NULL otherwise
+  measurement_cost_json TEXT, -- what measuring the point took: {requests_sent, requests_valid, settle_s, run_s, endpoint_s, gpus, gpu_s} (gpu_s null when the campaign declares no GPU count; docs/campaign-directory.md); NULL on an imported point or one recorded before cost accounting
   row_json TEXT NOT NULL, -- the whole atlas_v1 record as JSON: nothing is lost
   PRIMARY KEY (campaign_id, cell_id, concurrency, input_tokens_key)
 );
