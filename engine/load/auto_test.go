@@ -33,7 +33,7 @@ func TestAutoRequestsValidate(t *testing.T) {
 		{name: "min above max", auto: "        metric: ttft_p50_ms\n        rel_ci: 0.02\n        min: 500\n        max: 100\n", line: 13, col: 9,
 			msg: "min = 500 is above max = 100", hint: "at most max"},
 		{name: "max too big", auto: "        metric: ttft_p50_ms\n        rel_ci: 0.02\n        max: 100001\n", line: 13, col: 9,
-			msg: "at most 100000 requests per point", hint: "caps"},
+			msg: "at most 100000 requests per point, got 100001"}, // read as the value is decoded: the limit is the hint
 		{name: "decide", auto: "        decide: slo\n", valid: true, wantMin: 16, wantMx: 2000},
 		{name: "decide a rule", auto: "        {decide: \"ttft_p50_ms <= 250\", min: 40}\n", valid: true, wantMin: 40, wantMx: 2000},
 		{name: "decide and metric", auto: "        decide: slo\n        metric: ttft_p50_ms\n", line: 12, col: 9,
