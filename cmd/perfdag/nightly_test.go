@@ -13,11 +13,12 @@ import (
 	"github.com/perfdag/perfdag/steps/testkit"
 )
 
-// Issue 21: the shipped nightly sweep (SLO search per arm, auto requests) finds the same knees
-// and champion as a full 1..64 sweep of the same arms on the deterministic simulator, with at
-// most 40 % of its requests. The full sweep measures every concurrency with the same per-point
-// rule (auto), so the figure is what the search saves; both drop the 1 s settle (the same for
-// both, and two minutes of the full sweep's time); nothing else differs.
+// Issues 21 and 28: the shipped nightly sweep (SLO search per arm, each probe measuring until
+// its verdict is known) finds the same knees and champion as a full 1..64 sweep of the same arms
+// on the deterministic simulator at the fixed 3x rule (12,480 requests, the old nightly that
+// stated no interval), with no more requests than that, every probe's verdict decided with its
+// confidence. Both drop the 1 s settle (the same for both, and two minutes of the full sweep's
+// time); nothing else differs.
 func TestNightlySearchMatchesFullSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the nightly campaign and a 128-point full sweep (~1.5 min)")
@@ -32,8 +33,9 @@ func TestNightlySearchMatchesFullSweep(t *testing.T) {
 		all = append(all, fmt.Sprint(c))
 	}
 	full := regexp.MustCompile(`(?m)^    search: .*$`).ReplaceAllString(searched, "    concurrencies: ["+strings.Join(all, ", ")+"]")
-	if full == searched || !strings.Contains(searched, "search:") || !strings.Contains(searched, "{auto:") {
-		t.Fatal("the nightly campaign no longer has the search this test replaces")
+	full = strings.ReplaceAll(full, "requests_per_point: {auto: {decide: slo}}", "requests_per_point: 3x")
+	if full == searched || !strings.Contains(searched, "search:") || !strings.Contains(searched, "{auto: {decide: slo}}") || strings.Contains(full, "auto") {
+		t.Fatal("the nightly campaign no longer has the search and decide rule this test replaces")
 	}
 	work := t.TempDir()
 	run := func(name, body string) string {
@@ -97,9 +99,15 @@ func TestNightlySearchMatchesFullSweep(t *testing.T) {
 	if a, b := champ(searchDir), champ(fullDir); a != b || a == "" {
 		t.Errorf("champion %q by search, %q by the full sweep", a, b)
 	}
+	for _, r := range rows(searchDir) {
+		d := r.Decision
+		if d == nil || !d.Known() || d.Alpha != 0.05 || len(d.Clauses) != 2 || d.Clauses[0].Hi == nil || d.Clauses[0].HiLevel < 0.95 {
+			t.Errorf("%s c%d: decision %+v, want a verdict with its bounds and their confidence", r.CellID, r.Concurrency, d)
+		}
+	}
 	rs, rf := requests(rows(searchDir)), requests(fullRows)
-	t.Logf("champion %s both ways; requests %d (search) vs %d (full sweep) = %.1f %%", champ(searchDir), rs, rf, 100*float64(rs)/float64(rf))
-	if float64(rs) > 0.4*float64(rf) {
-		t.Errorf("the search used %d requests, more than 40 %% of the full sweep's %d", rs, rf)
+	t.Logf("champion %s both ways; requests %d (search) vs %d (full sweep at 3x) = %.1f %%", champ(searchDir), rs, rf, 100*float64(rs)/float64(rf))
+	if rf != 12480 || rs > rf {
+		t.Errorf("the search used %d requests, the full sweep at 3x %d: want at most the full sweep's 12,480", rs, rf)
 	}
 }

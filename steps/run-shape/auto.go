@@ -12,21 +12,46 @@ import (
 )
 
 // requestsInput is what a point's request count puts in its fingerprint: the count for a
-// fixed one (as before auto existed, so those fingerprints hold), the resolved spec for auto.
-func requestsInput(c schema.Count, concurrency int) any {
+// fixed one (as before auto existed, so those fingerprints hold), the resolved spec for auto,
+// and for decide the SLO decided (search.slo written out): the requests a decided point
+// measures depend on the SLO, so editing it re-measures the point.
+func requestsInput(cell *schema.Cell, concurrency int) any {
+	c := cell.RequestsPerPoint
 	a := c.Auto
 	if a == nil {
 		return c.For(concurrency)
 	}
+	if a.Decide != "" {
+		rule, _ := decideRule(cell)
+		return map[string]any{"decide": rule, "min": a.MinFor(concurrency), "max": a.MaxFor(concurrency)}
+	}
 	return map[string]any{"auto_metric": a.Metric, "rel_ci": a.RelCI, "min": a.MinFor(concurrency), "max": a.MaxFor(concurrency)}
+}
+
+// autoPoint is an auto point's stopping rule: the precision rule (rel_ci) or the decide rule.
+type autoPoint struct {
+	rule *autostop.Rule
+	dec  *autostop.Decider
 }
 
 // autoLoad makes cfg adaptive when the cell's count is auto and returns the rule that
 // decides (nil for a fixed count).
-func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autostop.Rule, error) {
+func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autoPoint, error) {
 	a := cell.RequestsPerPoint.Auto
 	if a == nil {
 		return nil, nil
+	}
+	if a.Decide != "" {
+		rule, err := decideRule(cell)
+		if err != nil {
+			return nil, err
+		}
+		d, err := autostop.NewDecider(*a, rule, cfg.Concurrency)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: %w", cell.ID, err)
+		}
+		cfg.Requests, cfg.Adaptive = d.Max, d.Adaptive()
+		return &autoPoint{dec: d}, nil
 	}
 	rule, err := autostop.New(*a, cfg.Concurrency)
 	if err != nil {
@@ -34,7 +59,44 @@ func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autostop.Rule, error) {
 	}
 	cfg.Requests = rule.Max
 	cfg.Adaptive = rule.Adaptive(cfg.Concurrency)
-	return rule, nil
+	return &autoPoint{rule: rule}, nil
+}
+
+// decideRule is the SLO a decide cell's points measure until they decide: the search's SLO
+// for decide: slo, else the rule written as decide's value.
+func decideRule(cell *schema.Cell) (string, error) {
+	a := cell.RequestsPerPoint.Auto
+	if a.Decide != schema.DecideSLO {
+		return a.Decide, nil
+	}
+	if cell.Search == nil || strings.TrimSpace(cell.Search.SLO) == "" {
+		return "", fmt.Errorf("cell %s: requests_per_point auto decide: slo names the cell's search.slo, and the cell has no search", cell.ID)
+	}
+	return cell.Search.SLO, nil
+}
+
+// record writes why an auto point stopped onto the point: the precision rule's stop and its
+// metric's interval, or the decide rule's decision.
+func (ap *autoPoint) record(p *schema.Point, profiled []schema.RequestRecord) {
+	switch {
+	case ap == nil:
+	case ap.dec != nil:
+		d := ap.dec.Stop(profiled)
+		p.Decision = &d
+	default:
+		recordAuto(p, ap.rule, profiled)
+	}
+}
+
+// line words the stop for the point's summary ("" for a fixed count).
+func (ap *autoPoint) line(p *schema.Point) string {
+	switch {
+	case p.Decision != nil:
+		return autostop.DecisionLine(*p.Decision)
+	case p.Auto != nil:
+		return autostop.Line(*p.Auto)
+	}
+	return ""
 }
 
 // recordAuto writes why an auto point stopped, and its metric's interval, onto the point.
@@ -58,6 +120,32 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 	}
 }
 
+// checkDecide refuses a decide spec whose SLO cannot be decided: decide: slo on a cell
+// without a search, a rule written out on a searched cell (it decides its search's SLO), or a
+// clause that is not a metric with a per-request interval (or a count) compared with a number.
+func checkDecide(i int, cell schema.Cell) error {
+	path := fmt.Sprintf("cells[%d].requests_per_point.auto.decide", i)
+	a := cell.RequestsPerPoint.Auto
+	if a.Decide != schema.DecideSLO && cell.Search != nil {
+		return &engine.FieldError{Path: path,
+			Err:  fmt.Errorf("cell %s: requests_per_point auto decide: a searched cell's points decide its search's SLO, not %q", cell.ID, a.Decide),
+			Hint: "decide: slo (and write the rule as search.slo)"}
+	}
+	rule, err := decideRule(&cell)
+	if err != nil {
+		return &engine.FieldError{Path: path, Err: err,
+			Hint: `write the SLO to decide: decide: "ttft_p50_ms <= 250 && error_count == 0"`}
+	}
+	if _, err := autostop.Clauses(rule); err != nil {
+		if a.Decide == schema.DecideSLO {
+			path = fmt.Sprintf("cells[%d].search.slo", i)
+		}
+		return &engine.FieldError{Path: path, Err: fmt.Errorf("cell %s: requests_per_point auto decide: %w", cell.ID, err),
+			Hint: "decide reads clauses such as itl_avg_ms <= 50, ttft_p50_ms < 250, output_tok_s >= 1000, error_count == 0, joined by &&"}
+	}
+	return nil
+}
+
 // checkAuto refuses an auto max (set, or the default) below the valid requests the metric's
 // interval is made from at some concurrency the cell may measure: a listed one, or any a
 // search may probe in [from, to]. Such a point could never state its precision.
@@ -69,9 +157,7 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 func checkAuto(i int, cell schema.Cell) error {
 	a := cell.RequestsPerPoint.Auto
 	if a != nil && a.Decide != "" {
-		return &engine.FieldError{Path: fmt.Sprintf("cells[%d].requests_per_point.auto.decide", i),
-			Err:  fmt.Errorf("cell %s: requests_per_point auto decide is not measured yet (issue 28)", cell.ID),
-			Hint: "use {auto: {metric, rel_ci}} for now"}
+		return checkDecide(i, cell)
 	}
 	lo, hi, ok := span(cell)
 	if a == nil || !ok {

@@ -40,8 +40,38 @@ func TestAutoSpecEntersTheFingerprint(t *testing.T) {
 	if fp := sum(schema.Count{N: 30}); seen[fp] != "" {
 		t.Errorf("a fixed count of 30 shares the fingerprint of auto %s", seen[fp])
 	}
-	if got := requestsInput(schema.Count{Multiple: 3}, 4); got != 12 {
+	if got := requestsInput(&schema.Cell{RequestsPerPoint: schema.Count{Multiple: 3}}, 4); got != 12 {
 		t.Errorf("3x at c4 enters the fingerprint as %v, want the bare count 12", got)
+	}
+}
+
+// A decided point's requests depend on the SLO it decides, so the SLO is in its fingerprint:
+// editing a searched cell's search.slo re-measures its decide points (a fixed count's points
+// keep their fingerprint and are re-judged, as before), and decide: slo and the same rule
+// written out are the same point.
+func TestDecideSLOEntersTheFingerprint(t *testing.T) {
+	sum := func(c schema.Count, slo string) string {
+		t.Helper()
+		cell := &schema.Cell{ID: "a", Workload: schema.Workload{Shape: "aa-1k"}, RequestsPerPoint: c}
+		if slo != "" {
+			cell.Search = &schema.Search{SLO: slo, From: 1, To: 8}
+		}
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Concurrency: 4}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	decide := schema.Count{Auto: &schema.AutoCount{Decide: schema.DecideSLO}}
+	if sum(decide, "itl_avg_ms <= 50") == sum(decide, "itl_avg_ms <= 40") {
+		t.Error("decide points of two SLOs share a fingerprint")
+	}
+	if sum(decide, "itl_avg_ms <= 50") != sum(schema.Count{Auto: &schema.AutoCount{Decide: "itl_avg_ms <= 50"}}, "") {
+		t.Error("decide: slo and the same rule written out differ")
+	}
+	fixed := schema.Count{Multiple: 3}
+	if sum(fixed, "itl_avg_ms <= 50") != sum(fixed, "itl_avg_ms <= 40") {
+		t.Error("a fixed count's point changed fingerprint with the SLO")
 	}
 }
 

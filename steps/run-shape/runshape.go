@@ -25,7 +25,6 @@ import (
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
-	"github.com/perfdag/perfdag/steps/measure/autostop"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
@@ -64,7 +63,7 @@ func inputs(t *engine.Task) any {
 		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
 		"workload":        c.Workload,
 		"dataset":         datasetStamp(t),
-		"requests":        requestsInput(c.RequestsPerPoint, t.Concurrency),
+		"requests":        requestsInput(c, t.Concurrency),
 		"warmup_requests": c.WarmupRequests,
 		"concurrency":     t.Concurrency,
 		"gpus":            c.GPUs,
@@ -188,15 +187,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
-	recordAuto(&point, rule, profiled)
+	rule.record(&point, profiled)
 	point.MeasurementCost = schema.NewMeasurementCost(len(records), point.RequestCount, settled(t), time.Since(began).Seconds(), cell.DeclaredGPUs())
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
 	res := ResultOf(point, files)
 	out := engine.Result{Value: res, Outputs: files.List(), Summary: summary(res)}
-	if point.Auto != nil {
-		out.Summary += "; " + autostop.Line(*point.Auto)
+	if l := rule.line(&point); l != "" {
+		out.Summary += "; " + l
 	}
 	if point.Status == "failed" {
 		return out, fmt.Errorf("no valid request at concurrency %d: %s (%s); records in %s", conc, plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)

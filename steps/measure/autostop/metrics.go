@@ -91,6 +91,24 @@ func (m metric) interval(records []schema.RequestRecord) (schema.Interval, bool)
 	return b.Mean(s.xs)
 }
 
+// estimate is the metric on records with the spread of its batches: a decision look's
+// batching when decide (as few as two batches), else the point intervals' own.
+func (m metric) estimate(records []schema.RequestRecord, decide bool) (interval.Estimate, bool) {
+	s := m.sample(records)
+	b := interval.For(s.inflight)
+	if decide {
+		b = interval.Decide(s.inflight)
+	}
+	switch {
+	case m.ratio:
+		return b.RatioEstimate(s.xs, s.den)
+	case m.q > 0:
+		e := b.QuantileEstimates(s.xs, m.q)[0]
+		return e, e.K > 0
+	}
+	return b.MeanEstimate(s.xs)
+}
+
 // consistent bounds the metric on records with ⌊√n⌋ batches (the stopping rule's interval).
 func (m metric) consistent(records []schema.RequestRecord) (schema.Interval, bool) {
 	s := m.sample(records)

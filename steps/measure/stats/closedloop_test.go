@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"container/heap"
 	"fmt"
 	"maps"
 	"math"
@@ -11,54 +10,14 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/testkit/queuesim"
 )
 
-// startHeap holds the closed loop's clients by the time they next send.
-type startHeap []int64
-
-func (h startHeap) Len() int           { return len(h) }
-func (h startHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h startHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *startHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *startHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// prefillQueue simulates c closed-loop clients against a server with one FIFO prefill queue
-// (lognormal prefill, median 20 ms, σ 0.8) and parallel decode (20–80 tokens at 5 ms): at
-// c = 16 the queue is saturated and a request's TTFT is the prefill of those just before it,
-// the correlation between requests in flight together that For(inflight) guards against.
-// The first warm requests are dropped; the rest come back in start order.
+// prefillQueue is queuesim.Run with the queue's default spread (σ 0.8): at c = 16 a request's
+// TTFT is the prefill of those just before it, the correlation between requests in flight
+// together that For(inflight) guards against.
 func prefillQueue(r *rand.Rand, c, warm, n int) []schema.RequestRecord {
-	return queueSim(r, c, warm, n, 0.8)
-}
-
-// queueSim is prefillQueue with prefill spread sigma: near 0 the server is nearly
-// deterministic, and a saturated queue turns the requests of a turn into a staircase of
-// TTFTs that repeats turn after turn.
-func queueSim(r *rand.Rand, c, warm, n int, sigma float64) []schema.RequestRecord {
-	h := make(startHeap, c)
-	for i := range h {
-		h[i] = base
-	}
-	free := base
-	recs := make([]schema.RequestRecord, 0, n)
-	for i := range warm + n {
-		st := heap.Pop(&h).(int64)
-		first := max(st, free) + int64(20e6*math.Exp(sigma*r.NormFloat64()))
-		free = first
-		tok := 20 + r.IntN(61)
-		end := first + int64(tok-1)*5e6
-		heap.Push(&h, end)
-		if i >= warm {
-			recs = append(recs, schema.RequestRecord{Index: i, Phase: PhaseProfiling, StartNs: st, FirstTokenNs: first,
-				FirstOutputNs: first, LastContentNs: end, EndNs: end, Status: 200, OutputTokens: tok})
-		}
-	}
-	return recs
+	return queuesim.Run(r, c, warm, n, 0.8)
 }
 
 // queueIntervals is pointIntervals on simulated records (all valid, tokens as given).
@@ -90,7 +49,7 @@ func TestIntervalsCoverClosedLoop(t *testing.T) {
 		t.Run(fmt.Sprintf("c=%d/sigma=%g", c.conc, c.sigma), func(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(uint64(c.conc), 0x9ee))
-			long := queueSim(r, c.conc, 1000, 400000, c.sigma)
+			long := queuesim.Run(r, c.conc, 1000, 400000, c.sigma)
 			var ttft, lat []float64
 			tokens, lastEnd := 0.0, int64(0)
 			for _, x := range long {
@@ -111,7 +70,7 @@ func TestIntervalsCoverClosedLoop(t *testing.T) {
 				covered, made := map[string]int{}, map[string]int{}
 				ess := map[string]float64{}
 				for range reps {
-					ivs := queueIntervals(queueSim(r, c.conc, 20*c.conc, n, c.sigma))
+					ivs := queueIntervals(queuesim.Run(r, c.conc, 20*c.conc, n, c.sigma))
 					for k, v := range truth {
 						iv, ok := ivs[k]
 						if !ok {
