@@ -144,7 +144,13 @@ func (s *Server) campaign(w http.ResponseWriter, r *http.Request) {
 			others = append(others, o.ID)
 		}
 	}
+	searches, cost, err := v.searches()
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
 	s.render(w, "campaign.html", map[string]any{
+		"Searches": searches, "Cost": costLine(cost),
 		"Title": v.Campaign, "V": v, "Outputs": v.outputs(), "Points": points, "Goodput": anyGoodput(points),
 		"Scatter": scatterOf(points), "Groups": groups(v.ID, v.Nodes), "Others": others, "Baselines": baselineNames(s.opts.Registry),
 		"Live": campaignURL(v.ID) + "live?from=" + strconv.FormatInt(v.EventsSize, 10),
