@@ -100,14 +100,35 @@ func quantile(xs []float64, q float64) float64 {
 	return s[int(q*float64(len(s)-1))]
 }
 
+// targets are a cell's slo put between its requests: TTFT and TPOT at their 75th percentile,
+// latency at its 90th, so on a steady machine some requests meet all three and some do not.
+func targets(t *testing.T, recs []schema.RequestRecord) (ttft, tpot, latency float64) {
+	t.Helper()
+	var ttfts, tpots, lats []float64
+	for _, r := range recs {
+		if r.Phase == "profiling" && r.ErrorClass == "" && r.UsageComplete != nil && *r.UsageComplete > 1 {
+			tt, lat := float64(r.FirstTokenNs-r.StartNs)/1e6, float64(r.LastContentNs-r.StartNs)/1e6
+			ttfts, lats = append(ttfts, tt), append(lats, lat)
+			tpots = append(tpots, (lat-tt)/float64(*r.UsageComplete-1))
+		}
+	}
+	if len(ttfts) < 16 {
+		t.Fatalf("%d valid requests with usage", len(ttfts))
+	}
+	return quantile(ttfts, 0.75), quantile(tpots, 0.75), quantile(lats, 0.9)
+}
+
 // Issue 28: against the real llama-server, a point's goodput and SLO attainment equal a hand
 // count from its records.jsonl. A first run without slo gives this machine's TTFT, TPOT and
-// latency; the second run declares targets at their medians and 90th percentile, so some
-// requests meet them and some do not, and its point's goodput, attainment and counts are
-// checked against a count of records.jsonl made here, line by line.
+// latency; the next declares targets between them (targets), so some requests meet them and
+// some do not, and its point's goodput, attainment and counts are checked against a count of
+// records.jsonl made here, line by line. The machine is shared: a run slowed or sped up as a
+// whole can leave every request on one side, so up to three runs are made, each with targets
+// from the one before, until one has both good and missed requests; every run's point must
+// equal its hand count.
 func TestRealLlamaServerGoodput(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two points against a real llama-server (~20 s)")
+		t.Skip("runs points against a real llama-server (~30 s)")
 	}
 	base := testkit.LlamaServer(t)
 	work := t.TempDir()
@@ -128,41 +149,34 @@ func TestRealLlamaServerGoodput(t *testing.T) {
 	if plain.Goodput != nil || plain.SLOAttainment != nil || plain.GoodputReqS != nil {
 		t.Fatalf("a cell without slo stated goodput: %+v", plain.Goodput)
 	}
-	var ttfts, tpots, lats []float64
-	for _, r := range readRecords(t, dir, "tiny", 4) {
-		if r.Phase == "profiling" && r.ErrorClass == "" && r.UsageComplete != nil && *r.UsageComplete > 1 {
-			tt, lat := float64(r.FirstTokenNs-r.StartNs)/1e6, float64(r.LastContentNs-r.StartNs)/1e6
-			ttfts, lats = append(ttfts, tt), append(lats, lat)
-			tpots = append(tpots, (lat-tt)/float64(*r.UsageComplete-1))
+	mixed := false
+	for attempt := 1; attempt <= 3 && !mixed; attempt++ {
+		ttft, tpot, latency := targets(t, readRecords(t, dir, "tiny", 4))
+		dir = run(fmt.Sprintf("slo%d", attempt), fmt.Sprintf("    slo: {ttft_ms: %.3f, tpot_ms: %.4f, latency_ms: %.3f}\n", ttft, tpot, latency))
+		var p schema.Point
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", 4), &p); err != nil {
+			t.Fatal(err)
 		}
+		g := p.Goodput
+		if g == nil || p.SLOAttainment == nil || p.GoodputReqS == nil {
+			t.Fatalf("the point states no goodput: %+v", g)
+		}
+		ttft, tpot, latency = *g.SLO.TTFTMs, *g.SLO.TPOTMs, *g.SLO.LatencyMs // as the file states them (rounded above)
+		requests, failed, good, window := handCount(t, filepath.Join(dir, campaigndir.Records("tiny", 4)), p.TokenBasis == schema.TokenBasisServer, ttft, tpot, latency)
+		t.Logf("run %d: llama-server c4, SLO TTFT <= %.1f ms, TPOT <= %.3f ms, latency <= %.1f ms: hand count %d good of %d (%d failed) over %.3f s; point: %d of %d, attainment %.4f, goodput %.4f req/s (request throughput %.4f)",
+			attempt, ttft, tpot, latency, good, requests, failed, window, g.Good, g.Requests, *p.SLOAttainment, *p.GoodputReqS, p.RequestThroughput)
+		if g.Requests != requests || g.Failed != failed || g.Good != good {
+			t.Errorf("point: %d good of %d (%d failed); records.jsonl counted by hand: %d of %d (%d failed)", g.Good, g.Requests, g.Failed, good, requests, failed)
+		}
+		if want := float64(good) / float64(requests); *p.SLOAttainment != want {
+			t.Errorf("slo_attainment %v, hand count %d/%d = %v", *p.SLOAttainment, good, requests, want)
+		}
+		if want := float64(good) / window; math.Abs(*p.GoodputReqS-want) > 1e-9*math.Max(want, 1) {
+			t.Errorf("goodput_req_s %v, hand count %d / %.6f s = %v", *p.GoodputReqS, good, window, want)
+		}
+		mixed = good > 0 && good < requests
 	}
-	if len(ttfts) < 16 {
-		t.Fatalf("calibration: %d valid requests with usage", len(ttfts))
-	}
-	ttft, tpot, latency := quantile(ttfts, 0.5), quantile(tpots, 0.5), quantile(lats, 0.9)
-	dir = run("slo", fmt.Sprintf("    slo: {ttft_ms: %.3f, tpot_ms: %.4f, latency_ms: %.3f}\n", ttft, tpot, latency))
-	var p schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", 4), &p); err != nil {
-		t.Fatal(err)
-	}
-	g := p.Goodput
-	if g == nil || p.SLOAttainment == nil || p.GoodputReqS == nil {
-		t.Fatalf("the point states no goodput: %+v", g)
-	}
-	ttft, tpot, latency = *g.SLO.TTFTMs, *g.SLO.TPOTMs, *g.SLO.LatencyMs // as the file states them (rounded above)
-	requests, failed, good, window := handCount(t, filepath.Join(dir, campaigndir.Records("tiny", 4)), p.TokenBasis == schema.TokenBasisServer, ttft, tpot, latency)
-	t.Logf("llama-server c4, SLO TTFT <= %.1f ms, TPOT <= %.3f ms, latency <= %.1f ms: hand count %d good of %d (%d failed) over %.3f s; point: %d of %d, attainment %.4f, goodput %.4f req/s (request throughput %.4f)",
-		ttft, tpot, latency, good, requests, failed, window, g.Good, g.Requests, *p.SLOAttainment, *p.GoodputReqS, p.RequestThroughput)
-	if g.Requests != requests || g.Failed != failed || g.Good != good {
-		t.Errorf("point: %d good of %d (%d failed); records.jsonl counted by hand: %d of %d (%d failed)", g.Good, g.Requests, g.Failed, good, requests, failed)
-	}
-	if want := float64(good) / float64(requests); *p.SLOAttainment != want {
-		t.Errorf("slo_attainment %v, hand count %d/%d = %v", *p.SLOAttainment, good, requests, want)
-	}
-	if want := float64(good) / window; math.Abs(*p.GoodputReqS-want) > 1e-9*want {
-		t.Errorf("goodput_req_s %v, hand count %d / %.6f s = %v", *p.GoodputReqS, good, window, want)
-	}
-	if good == 0 || good == requests {
-		t.Errorf("targets at this machine's medians left %d of %d requests good: the count tests nothing", good, requests)
+	if !mixed {
+		t.Error("three runs with targets between the requests left every request good or every one missed: the count tested nothing")
 	}
 }
