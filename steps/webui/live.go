@@ -173,6 +173,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("campaign %s: %w", e.ID, err))
 		return
 	}
+	defer log.close()
 	wake, cancel, err := s.hub.subscribe(e.Dir)
 	if err != nil {
 		s.fail(w, http.StatusServiceUnavailable, err)
@@ -243,11 +244,13 @@ func offset(r *http.Request) (int64, error) {
 // errReplaced says the events.jsonl a stream followed is no longer the file at its path.
 var errReplaced = errors.New("the event log was replaced")
 
-// followedLog is the events.jsonl one stream follows: which file it is (nil until it exists).
+// followedLog is the events.jsonl one stream follows. The stream holds it open: a file
+// removed while followed keeps its inode, so the number cannot be given to a new file of the
+// same path (which would then pass for the one followed) until the stream ends.
 type followedLog struct {
 	dir, rel string
-	id       os.FileInfo
-	gone     bool // the page read a log that is not there now
+	held     *os.File // nil until the log exists
+	gone     bool     // the page read a log that is not there now
 }
 
 // followLog starts following rel in dir at offset from: the file there now is the one
@@ -263,11 +266,15 @@ func followLog(dir, rel string, from int64) (*followedLog, error) {
 	case err != nil:
 		return nil, err
 	}
-	defer f.Close()
-	if l.id, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
+	l.held = f
 	return l, nil
+}
+
+// close lets the followed file go.
+func (l *followedLog) close() {
+	if l.held != nil {
+		l.held.Close()
+	}
 }
 
 // read reads what was appended at or after from, refusing (errReplaced) a log that is not the
@@ -284,14 +291,20 @@ func (l *followedLog) read(from int64) ([]events.Event, int64, error) {
 	if err != nil {
 		return nil, from, errReplaced // a symlink or a FIFO where the log was: not this log
 	}
+	if l.held == nil {
+		l.held = f // the log appeared: follow this one
+		return events.ReadFileFrom(f, from)
+	}
 	defer f.Close()
-	st, err := f.Stat()
+	now, err := f.Stat()
 	if err != nil {
 		return nil, from, err
 	}
-	if l.id == nil {
-		l.id = st
-	} else if !os.SameFile(l.id, st) {
+	was, err := l.held.Stat()
+	if err != nil {
+		return nil, from, err
+	}
+	if !os.SameFile(was, now) {
 		return nil, from, errReplaced
 	}
 	return events.ReadFileFrom(f, from)
