@@ -72,11 +72,14 @@ Authorization: Bearer TOKEN. Without a token on a non-loopback address serve ref
 			}
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				var ae *net.AddrError
-				why := err.Error()
+				why, host := err.Error(), "127.0.0.1"
 				if errors.As(err, &ae) {
 					why = ae.Err
 				}
-				return exitf(ExitUsage, "--addr %s: %s; give HOST:PORT, e.g. --addr 127.0.0.1:8080 (or 127.0.0.1:0 for any free port)", addr, why)
+				if h := strings.Trim(addr, "[]"); h != "" && (strings.Contains(why, "missing port") || net.ParseIP(h) != nil) {
+					host = h // the example keeps the host given
+				}
+				return exitf(ExitUsage, "--addr %s: %s; give HOST:PORT, e.g. --addr %s (or port 0 for any free one)", addr, why, net.JoinHostPort(host, "8080"))
 			}
 			if !webui.Loopback(addr) && token == "" {
 				return exitf(ExitUsage, "--addr %s is not a loopback address: give --token or --token-file so only people with the token can read the campaigns", addr)

@@ -89,8 +89,10 @@ func TestServeRefusesWeakTokensAndAddrsWithoutPort(t *testing.T) {
 		{[]string{"--addr", "127.0.0.1:0", "--token", " 0123456789abcde "}, "--token is 15 characters: give at least 16"},
 		{[]string{"--addr", "0.0.0.0:0", "--token-file", short}, "is 6 characters: give at least 16"},
 		{[]string{"--addr", "127.0.0.1"}, "--addr 127.0.0.1: missing port in address; give HOST:PORT, e.g. --addr 127.0.0.1:8080"},
-		{[]string{"--addr", "localhost"}, "--addr localhost: missing port in address"},
+		{[]string{"--addr", "localhost"}, "--addr localhost: missing port in address; give HOST:PORT, e.g. --addr localhost:8080"},
+		{[]string{"--addr", "[::1]"}, "--addr [::1]: missing port in address; give HOST:PORT, e.g. --addr [::1]:8080"},
 		{[]string{"--addr", "127.0.0.1:0:1"}, "--addr 127.0.0.1:0:1: too many colons in address"},
+		{[]string{"--addr", "::1"}, "--addr ::1: too many colons in address; give HOST:PORT, e.g. --addr [::1]:8080"},
 	} {
 		cmd := perfdagChild(append([]string{"serve", dir}, tc.args...)...)
 		var errb bytes.Buffer
