@@ -146,20 +146,19 @@ func (s *Server) lookup(id string) (entry, bool) {
 // row is one line of the campaigns list.
 type row struct {
 	ID, Campaign, Status, Verdict, Note string
-	Created, Started                    time.Time
-	Seconds                             float64
-	Counts                              map[string]int
+	// Where is the directory with its parent's name (folder/name): which of two campaigns
+	// with the same name an id is, on hover.
+	Where            string
+	Created, Started time.Time
+	Seconds          float64
+	Counts           map[string]int
 }
 
 // summarize reads what the list shows of a campaign from run.json, events.jsonl and
 // verdict.json: cheap enough for a folder of many campaigns (no plan is compiled). Each is
 // read as a served file is (openServed: inside the directory, regular, not a symlink).
 func summarize(e entry) row {
-	r := row{ID: e.ID, Status: "unreadable"}
-	if err := checkFiles(e.Dir); err != nil {
-		r.Note = err.Error()
-		return r
-	}
+	r := row{ID: e.ID, Status: "unreadable", Where: filepath.Join(filepath.Base(filepath.Dir(e.Dir)), filepath.Base(e.Dir))}
 	b, err := readServed(e.Dir, filepath.Base(campaigndir.RunInfo(e.Dir)), "")
 	var info campaigndir.Info
 	if err == nil {
@@ -170,6 +169,10 @@ func summarize(e entry) row {
 		return r
 	}
 	r.Campaign, r.Created = info.Campaign, info.Created
+	if err := checkFiles(e.Dir); err != nil {
+		r.Note = err.Error()
+		return r
+	}
 	r.Status = "never ran"
 	if err := eachEvent(e.Dir, func(ev events.Event) {
 		switch ev.Type {

@@ -210,7 +210,6 @@ func TestIDsAreUnique(t *testing.T) {
 		return out
 	}
 	first := ids()
-	t.Logf("ids %q", first)
 	if len(first) != 3 {
 		t.Fatalf("ids %q, want 3", first)
 	}
@@ -224,6 +223,12 @@ func TestIDsAreUnique(t *testing.T) {
 			t.Errorf("ids %s and %s serve the same directory (%s)", prev, id, strings.TrimSpace(body))
 		}
 		shows[body] = id
+	}
+	_, list := get(t, ts, "/")
+	for _, where := range []string{filepath.Join(filepath.Base(a), "x"), filepath.Join(filepath.Base(b), "x")} {
+		if !strings.Contains(list, `title="`+where+`">x~`) {
+			t.Errorf("the list does not say on hover which x is %s", where)
+		}
 	}
 	if again := ids(); strings.Join(again, " ") != strings.Join(first, " ") {
 		t.Errorf("ids changed between reads: %q then %q", first, again)
