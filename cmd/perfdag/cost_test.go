@@ -23,20 +23,24 @@ import (
 )
 
 // costCampaign measures a list cell that declares its GPUs (tensor_parallel 2, two warm-up
-// requests a point) and a searched cell that declares none, on the deterministic simulator.
+// requests a point) on the simulator served over HTTP (wall-clock time), and a searched cell
+// that declares none on the deterministic simulator (virtual time).
 const costCampaign = `version: 1
 campaign: cost
 endpoints:
+  live: {url: "sim://", model: m, sim: {ttft_ms: 20, tpot_ms: 10, batch_tpot_ms: 1.1, seed: 3}}
   main: {url: "sim://", model: m, sim: {deterministic: true, ttft_ms: 20, tpot_ms: 10, batch_tpot_ms: 1.1}}
 defaults: {hardware: H100}
 cells:
   - id: list
+    endpoint: live
     tensor_parallel: 2
     workload: {shape: custom, input_tokens: 100, output_tokens: 12}
     requests_per_point: 3x
     warmup_requests: 2
     concurrencies: [1, 4, 8, 16]
   - id: knee
+    endpoint: main
     workload: {shape: custom, input_tokens: 100, output_tokens: 12}
     requests_per_point: 3x
     search: {slo: "itl_avg_ms <= 34.5", from: 1, to: 32}
@@ -151,6 +155,9 @@ func checkCost(t *testing.T, c costOf) {
 			}
 			if p.SettleS < 0.1 || p.RunS <= 0 || !nearly(p.EndpointS, p.SettleS+p.RunS) {
 				t.Errorf("%s: settle %v run %v endpoint %v: want settle ≥ 0.1 s, a run, endpoint = settle + run", key, p.SettleS, p.RunS, p.EndpointS)
+			}
+			if cell == "knee" && p.SettleS != 0.1 { // virtual time: the pause asked, not the sleep's wall time
+				t.Errorf("%s: settle %v on the deterministic simulator, want the 0.1 s asked", key, p.SettleS)
 			}
 			switch {
 			case cell == "list" && (p.GPUs != 2 || p.GPUSeconds == nil || !nearly(*p.GPUSeconds, 2*p.EndpointS)):

@@ -188,7 +188,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
 	rule.record(&point, profiled)
-	point.MeasurementCost = schema.NewMeasurementCost(len(records), point.RequestCount, settled(t), time.Since(began).Seconds(), cell.DeclaredGPUs())
+	point.MeasurementCost = measurementCost(t, s.Endpoint.Virtual != nil, records, point.RequestCount, time.Since(began))
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
 		return engine.Result{}, err
 	}
@@ -203,16 +203,34 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	return out, nil
 }
 
-// settled is how long the point's settle held the endpoint before this run: its upstream
-// settle node's wall time (a reused settle's as recorded).
-func settled(t *engine.Task) float64 {
-	s := 0.0
+// measurementCost is what the point took: the requests it sent, its settle node's wall time (a
+// reused settle's as recorded) and the run's own since it began, times the declared GPUs.
+// Against the deterministic simulator (virtual time) the run's seconds are the span its
+// records cover and the settle's the pause asked, so its points stay pure functions of the
+// campaign.
+func measurementCost(t *engine.Task, virtual bool, records []schema.RequestRecord, valid int, ran time.Duration) *schema.MeasurementCost {
+	settle := 0.0
 	for _, u := range t.Upstream {
-		if so, ok := u.Result.(campaigndir.SettleOutput); ok && u.Conc == t.Concurrency && (t.Cell == nil || u.Cell == t.Cell.ID) {
-			s += so.SettledSeconds()
+		if so, ok := u.Result.(campaigndir.SettleOutput); ok && u.Conc == t.Concurrency && u.Cell == t.Cell.ID {
+			held, asked := so.Settled()
+			if virtual {
+				held = asked
+			}
+			settle += held
 		}
 	}
-	return s
+	run := ran.Seconds()
+	if virtual {
+		var first, last int64
+		for i, r := range records {
+			if i == 0 || r.StartNs < first {
+				first = r.StartNs
+			}
+			last = max(last, r.EndNs)
+		}
+		run = float64(last-first) / 1e9
+	}
+	return schema.NewMeasurementCost(len(records), valid, settle, run, t.Cell.DeclaredGPUs())
 }
 
 func reasoningModel(ep *schema.Endpoint) bool {

@@ -34,12 +34,12 @@ type Result struct {
 	HeldS   float64 `json:"held_s,omitempty"`
 }
 
-// SettledSeconds implements campaigndir.SettleOutput (a result recorded before held_s: its pause).
-func (r *Result) SettledSeconds() float64 {
+// Settled implements campaigndir.SettleOutput (a result recorded before held_s held its pause).
+func (r *Result) Settled() (heldS, pausedS float64) {
 	if r.HeldS > 0 {
-		return r.HeldS
+		return r.HeldS, r.PausedS
 	}
-	return r.PausedS
+	return r.PausedS, r.PausedS
 }
 
 func seconds(t *engine.Task) float64 {

@@ -23,7 +23,7 @@ import (
 var Kind = engine.Kind{
 	Name:          "sweep",
 	Scope:         engine.ScopeCell,
-	Version:       "1",
+	Version:       "2", // 2: undecided probes and the knee band, measurement cost
 	HoldsEndpoint: true,
 	Tolerant:      true,
 	Doc:           "decides a cell's points at run time: an SLO search for the knee, or a concurrency list that stops when stop_when holds",
