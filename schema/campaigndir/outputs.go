@@ -88,7 +88,9 @@ type Evidence struct {
 // SettleOutput is a result of a step that held a point's endpoint before its run (settle):
 // how many seconds it held it (its wall time) and how long it was asked to pause, which the
 // point's measurement cost counts.
-type SettleOutput interface{ Settled() (heldS, pausedS float64) }
+type SettleOutput interface {
+	Settled() (heldS, pausedS float64)
+}
 
 // SweepOutput is a result that wrote a cell's sweep_probes.json.
 type SweepOutput interface{ SweepFile() string }
