@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 // maxAllocPerRequest bounds what one request may make the server allocate on the fixture
@@ -64,9 +67,9 @@ func FuzzServe(f *testing.F) {
 		{route: 4, a: "tiny-1", b: "aa-1k", c: "2"},
 		{route: 4, a: "tiny-1", b: "aa-1k", c: "-9223372036854775808"},
 		{route: 4, a: "tiny-1", b: "aa-1k", c: "99999999999999999999999"},
-		{route: 5, a: "tiny-1", b: "report.pdf"},
+		{route: 5, a: "tiny-1", b: campaigndir.Report()},
 		{route: 5, a: "tiny-1", b: "../../../../etc/passwd"},
-		{route: 5, a: "tiny-1", b: "%2e%2e/%2e%2e/config.yaml"},
+		{route: 5, a: "tiny-1", b: "%2e%2e/%2e%2e/" + filepath.Base(campaigndir.Config(""))},
 		{route: 6, a: "tiny-1", query: "name=../../etc&cell=aa-1k"},
 		{route: 7, a: "tiny-1"},
 		{route: 8, query: "a=tiny-1&b=tiny-1"},
@@ -74,7 +77,7 @@ func FuzzServe(f *testing.F) {
 		{route: 128 + 1, a: "tiny-1", auth: "bearer " + token, host: "box.example"},
 		{route: 128 + 2, a: "tiny-1", query: "from=-1&token=" + token},
 		{route: 128, cookie: cookieName + "=" + token, host: "evil.example"},
-		{route: 128 + 5, a: "tiny-1", b: "SOURCE.md", auth: "Bearer\t" + token},
+		{route: 128 + 5, a: "tiny-1", b: filepath.Base(campaigndir.Source("")), auth: "Bearer\t" + token},
 	} {
 		f.Add(s.route, s.a, s.b, s.c, s.query, s.id, s.auth, s.host, s.cookie)
 	}
