@@ -76,3 +76,44 @@ func TestDecideSearchExactKnee(t *testing.T) {
 		}
 	}
 }
+
+// Issue 28: a search on the per-request SLO's attainment (slo_attainment >= 0.99, the TPOT
+// target putting the knee at c13) with decide measures each probe until its verdict is known
+// and finds the exact knee with every probe decided: the deterministic simulator judges every
+// request on the same TTFT, TPOT and latency, so an attainment of 1 or 0 is exact at the first
+// look (4 turns), as a mean without spread is. The decision names the clause with its bounds.
+func TestDecideSearchOnAttainment(t *testing.T) {
+	const k = 13
+	target := fmt.Sprintf("%.2f", itlAt(k)+0.55)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "knee.yaml")
+	body := strings.Replace(fmt.Sprintf(goodputCampaign, target), "requests_per_point: 2x", "requests_per_point: {auto: {decide: slo}}", 1)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if b, err := perfdagChild("run", path, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	r := readSweep(t, out)
+	if r.Knee != k || r.KneeUnknown != "" || r.KneeLo != k || r.KneeHi != k {
+		t.Fatalf("knee c%d (band %v–%v, %s), want exactly c%d; probes %v", r.Knee, r.KneeLo, r.KneeHi, r.KneeUnknown, k, probeSet(r))
+	}
+	rows := atlasRows(t, out)
+	if len(rows) != len(r.Probes) {
+		t.Errorf("%d atlas rows for %d probes", len(rows), len(r.Probes))
+	}
+	for _, row := range rows {
+		d := row.Decision
+		if d == nil || !d.Known() || len(d.Clauses) != 1 || d.Clauses[0].Metric != "slo_attainment" || d.Clauses[0].Lo == nil {
+			t.Errorf("c%d: decision %+v, want a verdict on slo_attainment with its bounds", row.Concurrency, d)
+			continue
+		}
+		if want := row.Concurrency <= k; (d.Verdict == schema.VerdictMeets) != want || d.Clauses[0].Value != map[bool]float64{true: 1, false: 0}[want] {
+			t.Errorf("c%d: %s at attainment %v, the formula says meets = %v", row.Concurrency, d.Verdict, d.Clauses[0].Value, want)
+		}
+		if row.NumPrompts != 4*row.Concurrency {
+			t.Errorf("c%d: %d requests, want the first look's 4 turns", row.Concurrency, row.NumPrompts)
+		}
+	}
+}

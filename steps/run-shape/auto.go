@@ -46,7 +46,7 @@ func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autoPoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := autostop.NewDecider(*a, rule, cfg.Concurrency)
+		d, err := autostop.NewDecider(*a, rule, cfg.Concurrency, cell.SLO)
 		if err != nil {
 			return nil, fmt.Errorf("cell %s: %w", cell.ID, err)
 		}
@@ -136,12 +136,12 @@ func checkDecide(i int, cell schema.Cell) error {
 		return &engine.FieldError{Path: path, Err: err,
 			Hint: `write the SLO to decide: decide: "ttft_p50_ms <= 250 && error_count == 0"`}
 	}
-	if _, err := autostop.Clauses(rule); err != nil {
+	if _, err := autostop.Clauses(rule, cell.SLO); err != nil {
 		if a.Decide == schema.DecideSLO {
 			path = fmt.Sprintf("cells[%d].search.slo", i)
 		}
 		return &engine.FieldError{Path: path, Err: fmt.Errorf("cell %s: requests_per_point auto decide: %w", cell.ID, err),
-			Hint: "decide reads clauses such as itl_avg_ms <= 50, ttft_p50_ms < 250, output_tok_s >= 1000, error_count == 0, joined by &&"}
+			Hint: "decide reads clauses such as itl_avg_ms <= 50, ttft_p50_ms < 250, output_tok_s >= 1000, slo_attainment >= 0.99 (on a cell with slo:), error_count == 0, joined by &&"}
 	}
 	return nil
 }

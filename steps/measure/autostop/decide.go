@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/interval"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
@@ -31,15 +32,17 @@ var decideCounts = []string{"error_count"}
 // metric's interval at each look, or a count compared exactly.
 type Clause struct {
 	gate.Threshold
-	m     *metric // nil for a count
+	m     *metric    // nil for a count or an slo metric
+	s     *sloMetric // slo_attainment, goodput_req_s: judged against the cell's slo
 	count bool
 }
 
 // Clauses reads an SLO for deciding: its top-level && split into `metric op number` clauses,
-// each on a metric with a per-request interval (ttft_p50_ms, itl_avg_ms, output_tok_s, ...)
-// compared by <, <=, > or >=, or on a count (error_count) compared by ==, < or <=. Anything
-// else cannot be decided at a confidence and is refused, naming the clause.
-func Clauses(rule string) ([]Clause, error) {
+// each on a metric with a per-request interval (ttft_p50_ms, itl_avg_ms, output_tok_s, ...;
+// slo_attainment and goodput_req_s when the cell has a per-request slo) compared by <, <=, >
+// or >=, or on a count (error_count) compared by ==, < or <=. Anything else cannot be decided
+// at a confidence and is refused, naming the clause.
+func Clauses(rule string, slo *schema.SLO) ([]Clause, error) {
 	ts, rest, err := gate.Thresholds(rule)
 	if err != nil {
 		return nil, err
@@ -61,6 +64,10 @@ func Clauses(rule string) ([]Clause, error) {
 			c.count = true
 		case t.Op == "==":
 			return nil, fmt.Errorf("SLO %q: clause %q: a metric cannot be known to equal a number at a confidence; compare it with <, <=, > or >=", rule, t.Clause)
+		case slices.Contains(sloMetrics, t.Name) && slo == nil:
+			return nil, fmt.Errorf("SLO %q: clause %q: %s judges each request against the cell's per-request slo: targets, and the cell declares none", rule, t.Clause, t.Name)
+		case slices.Contains(sloMetrics, t.Name):
+			c.s = &sloMetric{key: t.Name, slo: *slo}
 		default:
 			m, ok := metrics[t.Name]
 			if !ok {
@@ -76,10 +83,11 @@ func Clauses(rule string) ([]Clause, error) {
 
 // decideMetrics are the metrics a decided SLO may bound, sorted.
 func decideMetrics() []string {
-	out := make([]string, 0, len(metrics))
+	out := make([]string, 0, len(metrics)+len(sloMetrics))
 	for name := range metrics {
 		out = append(out, name)
 	}
+	out = append(out, sloMetrics...)
 	slices.Sort(out)
 	return out
 }
@@ -101,9 +109,10 @@ type Decider struct {
 	decided *schema.Decision // the look that decided, nil until one did
 }
 
-// NewDecider resolves a decide spec for rule at concurrency c.
-func NewDecider(a schema.AutoCount, rule string, c int) (*Decider, error) {
-	cs, err := Clauses(rule)
+// NewDecider resolves a decide spec for rule at concurrency c; slo is the cell's per-request
+// slo (nil when it declares none), which slo_attainment and goodput_req_s judge requests by.
+func NewDecider(a schema.AutoCount, rule string, c int, slo *schema.SLO) (*Decider, error) {
+	cs, err := Clauses(rule, slo)
 	if err != nil {
 		return nil, fmt.Errorf("requests_per_point auto decide: %w", err)
 	}
@@ -251,7 +260,15 @@ func (d *Decider) clause(cl Clause, records []schema.RequestRecord, pass, fail f
 		}
 		return dc
 	}
-	e, ok := cl.m.estimate(records, true)
+	var e bounds
+	ok := false
+	if cl.s != nil {
+		e, ok = cl.s.estimate(records)
+	} else {
+		var est interval.Estimate
+		est, ok = cl.m.estimate(records, true)
+		e = fromEstimate(est)
+	}
 	if !ok {
 		return dc
 	}
@@ -260,9 +277,9 @@ func (d *Decider) clause(cl Clause, records []schema.RequestRecord, pass, fail f
 	if !upper {
 		loLevel, hiLevel = pass, fail
 	}
-	lo, hi := e.Lower(loLevel), e.Upper(hiLevel)
-	dc.Value, dc.Lo, dc.Hi, dc.LoLevel, dc.HiLevel = e.Centre, &lo, &hi, loLevel, hiLevel
-	dc.Batches, dc.ESS = e.K, math.Round(e.ESS*10)/10
+	lo, hi := e.lower(loLevel), e.upper(hiLevel)
+	dc.Value, dc.Lo, dc.Hi, dc.LoLevel, dc.HiLevel = e.centre, &lo, &hi, loLevel, hiLevel
+	dc.Batches, dc.ESS = e.k, math.Round(e.ess*10)/10
 	switch {
 	case upper && cl.Holds(hi), !upper && cl.Holds(lo):
 		dc.Verdict = schema.ClauseHolds

@@ -82,7 +82,7 @@ func fifo(c int) source {
 // prefix complete, nothing run ahead): the decision it records.
 func decideOn(t testing.TB, recs []schema.RequestRecord, rule string, c int) schema.Decision {
 	t.Helper()
-	d, err := NewDecider(schema.AutoCount{Decide: rule}, rule, c)
+	d, err := NewDecider(schema.AutoCount{Decide: rule}, rule, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDecideWrongVerdicts(t *testing.T) {
 
 func checkWrongVerdicts(t *testing.T, src source, metric string, seeds int) {
 	truth := src.truth[metric]
-	probe, err := NewDecider(schema.AutoCount{Decide: "x <= 1"}, metric+" <= 1", src.conc)
+	probe, err := NewDecider(schema.AutoCount{Decide: "x <= 1"}, metric+" <= 1", src.conc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

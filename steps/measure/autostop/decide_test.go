@@ -16,7 +16,7 @@ import (
 // An SLO is decidable clause by clause: metrics with a per-request interval compared with a
 // number, counts below a number; anything else is refused naming the clause.
 func TestClauses(t *testing.T) {
-	cs, err := Clauses("itl_avg_ms <= 50 && error_count == 0 && 1000 <= output_tok_s")
+	cs, err := Clauses("itl_avg_ms <= 50 && error_count == 0 && 1000 <= output_tok_s", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestClauses(t *testing.T) {
 		"error_count == 3":                    "a count is decided only below a number",
 		"itl_avg_ms <=":                       "parse rule",
 	} {
-		if _, err := Clauses(rule); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Clauses(rule, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Clauses(%q) = %v, want an error saying %q", rule, err, want)
 		}
 	}
@@ -43,7 +43,7 @@ func TestClauses(t *testing.T) {
 // one 1.5 × the one before, max last; alpha is spent over them in proportion to their
 // requests, half a side, and the shares of one side sum to 2.5 %.
 func TestDecideSchedule(t *testing.T) {
-	d, err := NewDecider(schema.AutoCount{Decide: "ttft_p50_ms <= 100 && itl_avg_ms <= 20"}, "ttft_p50_ms <= 100 && itl_avg_ms <= 20", 16)
+	d, err := NewDecider(schema.AutoCount{Decide: "ttft_p50_ms <= 100 && itl_avg_ms <= 20"}, "ttft_p50_ms <= 100 && itl_avg_ms <= 20", 16, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestDecideSchedule(t *testing.T) {
 	if a := d.Adaptive(); a.Ahead != 16 || a.Next(0) != 64 || a.Next(64) != 96 {
 		t.Errorf("adaptive: ahead %d, first look %d, second %d", a.Ahead, a.Next(0), a.Next(64))
 	}
-	withMin, _ := NewDecider(schema.AutoCount{Decide: "x", Min: 100, Max: 300}, "itl_avg_ms <= 20", 16)
+	withMin, _ := NewDecider(schema.AutoCount{Decide: "x", Min: 100, Max: 300}, "itl_avg_ms <= 20", 16, nil)
 	if got := withMin.Looks(); !slices.Equal(got, []int{112, 176, 272, 300}) {
 		t.Errorf("min 100 max 300 at c16: looks %v", got)
 	}
@@ -79,7 +79,7 @@ func virtualPoint(t *testing.T, rule string, c int, cfg schema.SimConfig, spec s
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDecider(spec, rule, c)
+	d, err := NewDecider(spec, rule, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestDecideUndecidedAtMax(t *testing.T) {
 // the requests still in flight when the point stopped turns its meets into a miss (the count is
 // the point's, exactly); a point without any valid request stops at its first look.
 func TestDecideCounts(t *testing.T) {
-	d, err := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50 && error_count == 0", 2)
+	d, err := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50 && error_count == 0", 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,12 +160,12 @@ func TestDecideCounts(t *testing.T) {
 	if got := d.Stop(recs); got.Verdict != schema.VerdictMisses || got.Clauses[1].Value != 1 || got.Requests != 10 {
 		t.Errorf("an error after the deciding look: %+v, want misses on error_count = 1", got)
 	}
-	d2, _ := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50 && error_count == 0", 2)
+	d2, _ := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50 && error_count == 0", 2, nil)
 	recs[3] = bad(3)
 	if !d2.Enough(recs[:8]) || d2.Stop(recs[:8]).Verdict != schema.VerdictMisses {
 		t.Error("an error before the look: want misses at the first look")
 	}
-	d3, _ := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50", 2)
+	d3, _ := NewDecider(schema.AutoCount{Decide: "x"}, "itl_avg_ms <= 50", 2, nil)
 	dead := []schema.RequestRecord{bad(0), bad(1), bad(2), bad(3), bad(4), bad(5), bad(6), bad(7)}
 	if !d3.Enough(dead) || d3.Stop(dead).Verdict != schema.VerdictUndecided {
 		t.Error("no valid request: want the point to stop at its first look, undecided")
@@ -177,13 +177,61 @@ func TestDecideCounts(t *testing.T) {
 func TestDecideTwoClauses(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	recs := lognormalAR1(0, 4).gen(r, 2000)
-	d, _ := NewDecider(schema.AutoCount{Decide: "x"}, "ttft_p50_ms <= 200 && ttft_avg_ms <= 114", 4)
+	d, _ := NewDecider(schema.AutoCount{Decide: "x"}, "ttft_p50_ms <= 200 && ttft_avg_ms <= 114", 4, nil)
 	dec := d.look(recs[:1000], 5)
 	if dec.Verdict != schema.VerdictUndecided || dec.Clauses[0].Verdict != schema.ClauseHolds || dec.Clauses[1].Verdict != schema.ClauseUnknown {
 		t.Errorf("p50 far below, mean at its limit: %+v, want undecided (holds, unknown)", dec)
 	}
-	d, _ = NewDecider(schema.AutoCount{Decide: "x"}, "ttft_p50_ms <= 50 && ttft_avg_ms <= 114", 4)
+	d, _ = NewDecider(schema.AutoCount{Decide: "x"}, "ttft_p50_ms <= 50 && ttft_avg_ms <= 114", 4, nil)
 	if dec := d.look(recs[:1000], 5); dec.Verdict != schema.VerdictMisses || dec.Clauses[0].Verdict != schema.ClauseFails {
 		t.Errorf("p50 far above its limit: %+v, want misses", dec)
+	}
+}
+
+// slo_attainment and goodput_req_s are decided against the cell's per-request slo: with one
+// they are clauses like any metric's, without one the clause is refused, saying why.
+func TestClausesOnSLO(t *testing.T) {
+	ttft := 200.0
+	slo := &schema.SLO{TTFTMs: &ttft}
+	cs, err := Clauses("slo_attainment >= 0.99 && goodput_req_s > 5 && error_count == 0", slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || cs[0].s == nil || cs[0].s.key != "slo_attainment" || cs[1].s == nil || cs[1].s.key != "goodput_req_s" || !cs[2].count {
+		t.Fatalf("clauses %+v", cs)
+	}
+	if _, err := Clauses("slo_attainment >= 0.99", nil); err == nil || !strings.Contains(err.Error(), "the cell declares none") {
+		t.Errorf("slo_attainment without slo: %v, want it refused", err)
+	}
+	if _, err := Clauses("slo_attainment == 1", slo); err == nil || !strings.Contains(err.Error(), "cannot be known to equal") {
+		t.Errorf("slo_attainment == 1: %v, want it refused", err)
+	}
+}
+
+// An attainment is exact only on a server without variance (every request judged on the same
+// values): all good on a noisy server is a sample, and bounds it by the Wilson bound — at 4
+// turns of 4 slots nothing above 0.99 is known; the same requests all identical are.
+func TestDecideAttainmentExactOnlyWithoutVariance(t *testing.T) {
+	target := 1000.0
+	slo := &schema.SLO{TTFTMs: &target}
+	noisy := lognormalAR1(0, 4).gen(rand.New(rand.NewPCG(7, 7)), 16) // TTFTs around 100 ms, all far below 1000
+	same := slices.Clone(noisy)
+	for i := range same {
+		d := same[i].StartNs - same[0].StartNs
+		same[i].FirstTokenNs, same[i].FirstOutputNs = noisy[0].FirstTokenNs+d, noisy[0].FirstOutputNs+d
+		same[i].LastContentNs, same[i].EndNs = noisy[0].LastContentNs+d, noisy[0].EndNs+d
+	}
+	for _, tc := range []struct {
+		name string
+		recs []schema.RequestRecord
+		want string
+	}{{"noisy", noisy, schema.VerdictUndecided}, {"without variance", same, schema.VerdictMeets}} {
+		d, err := NewDecider(schema.AutoCount{Decide: "x"}, "slo_attainment >= 0.99", 4, slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec := d.look(tc.recs, 0); dec.Verdict != tc.want || dec.Clauses[0].Value != 1 {
+			t.Errorf("%s, all 16 good: %+v, want %s", tc.name, dec, tc.want)
+		}
 	}
 }

@@ -37,9 +37,11 @@ func (e Estimate) Lower(conf float64) float64 {
 	return e.Centre - e.SE*math.Max(tQuantile(conf, e.K-1)-e.cornishFisher(conf), 0)
 }
 
-// Upper is the one-sided upper bound at confidence conf (0.5 < conf < 1), skew-corrected.
+// Upper is the one-sided upper bound at confidence conf (0.5 < conf < 1), skew-corrected;
+// like Lower, never on the far side of the centre (a correction past the t quantile is the
+// expansion outside where it holds).
 func (e Estimate) Upper(conf float64) float64 {
-	return e.Centre + e.SE*(tQuantile(conf, e.K-1)+e.cornishFisher(conf))
+	return e.Centre + e.SE*math.Max(tQuantile(conf, e.K-1)+e.cornishFisher(conf), 0)
 }
 
 // cornishFisher is the second-order term of a studentized estimate's quantile at conf,
@@ -244,7 +246,9 @@ func (b Batching) RatioEstimate(num, den []float64) (Estimate, bool) {
 	}
 	e, ok := estimate(r, stats, MethodBatchMeans, float64(n)/tau)
 	if ok {
-		e.Skew = skewness(z) / math.Sqrt(e.ESS) * (float64(n) / sd) // z per unit of den: the ratio's skew sign
+		// R − ρ ≈ Σz / Σden with Σden > 0: the estimate has z's skew (scale-free: no factor of
+		// n / Σden, which made a rate's correction tens of times too large)
+		e.Skew = skewness(z) / math.Sqrt(e.ESS)
 	}
 	return e, ok
 }

@@ -228,3 +228,25 @@ func TestRefusals(t *testing.T) {
 }
 
 func second[T any](_ T, ok bool) bool { return ok }
+
+// A rate's one-sided bounds lie on either side of it: on evenly spaced starts whose last span
+// (to the window's end) is longer, the ratio's linearised series has one outlier and a large
+// skew; its Cornish–Fisher term, once multiplied by requests per second, put the upper bound
+// below the estimate (a rate of 24/s bounded above by 10).
+func TestRatioBoundsAroundTheRate(t *testing.T) {
+	n := 500
+	num, den := make([]float64, n), make([]float64, n)
+	for i := range n {
+		num[i], den[i] = 1, 0.0408
+	}
+	den[n-1] = 0.163
+	e, ok := Decide(4).RatioEstimate(num, den)
+	if !ok {
+		t.Fatal("no estimate")
+	}
+	for _, conf := range []float64{0.9, 0.99, 0.999} {
+		if lo, hi := e.Lower(conf), e.Upper(conf); !(lo <= e.Centre && hi >= e.Centre) {
+			t.Errorf("conf %v: [%v, %v] does not hold the rate %v", conf, lo, hi, e.Centre)
+		}
+	}
+}

@@ -106,3 +106,54 @@ func TestProportionEdges(t *testing.T) {
 		t.Errorf("%d values made an interval", MinSamples-1)
 	}
 }
+
+// The Wilson bound counts a series' effective observations: n / τ̂ where the series has spread
+// and is long enough to trust τ̂ (a correlated series at one in flight counted as n independent
+// requests made the interval too narrow), one per turn of the slots otherwise (all good: no
+// spread to estimate τ̂ from).
+func TestWilsonCountIsTheESS(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	xs := goodSeries(r, 4000, 0.9, 0.7, 1)
+	tau := Tau(xs)
+	if got := For(1).WilsonCount(xs); !(tau > 2) || math.Abs(got-4000/tau) > 1e-9 {
+		t.Errorf("AR(1) 0.7 at c1: Wilson count %.1f, want n / τ̂ = %.1f (τ̂ %.2f)", got, 4000/tau, tau)
+	}
+	ones := make([]float64, 800)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if got := For(8).WilsonCount(ones); got != 100 {
+		t.Errorf("all good at c8: Wilson count %v, want one per turn (100)", got)
+	}
+	if got := For(8).WilsonCount(xs[:100]); got != 12.5 {
+		t.Errorf("100 values (too short to trust τ̂) at c8: %v, want 12.5", got)
+	}
+}
+
+// One-sided bounds of a proportion are the more cautious of batch means and Wilson at the
+// asked confidence, inside [0, 1], around the fraction and wider at a higher confidence.
+func TestProportionEstimateBounds(t *testing.T) {
+	xs := goodSeries(rand.New(rand.NewPCG(9, 9)), 2000, 0.95, 0, 1)
+	e, ok := Decide(1).ProportionEstimate(xs)
+	if !ok {
+		t.Fatal("no estimate")
+	}
+	p := mean(xs)
+	for _, conf := range []float64{0.9, 0.99, 0.999} {
+		lo, hi := e.Lower(conf), e.Upper(conf)
+		wlo, whi := wilson(p, e.Count, normalQuantile(conf))
+		if !(lo >= 0 && lo < p && hi > p && hi <= 1) || lo > wlo || lo > e.Mean.Lower(conf) || hi < math.Min(whi, 1) || hi < math.Min(e.Mean.Upper(conf), 1) {
+			t.Errorf("conf %v: [%v, %v] around %v, want the wider of Wilson [%v, %v] and batch means [%v, %v]", conf, lo, hi, p, wlo, whi, e.Mean.Lower(conf), e.Mean.Upper(conf))
+		}
+	}
+	if !(e.Lower(0.999) < e.Lower(0.9)) {
+		t.Error("the lower bound did not fall with the confidence")
+	}
+	ones := make([]float64, 64)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if e, ok := Decide(4).ProportionEstimate(ones); !ok || e.Lower(0.99) > 0.9 || e.Upper(0.99) != 1 {
+		t.Errorf("64 good at c4: %+v %v, lower %v: want Wilson over 16 turns, not the exact 1", e, ok, e.Lower(0.99))
+	}
+}

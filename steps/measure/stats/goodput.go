@@ -154,3 +154,9 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// MeetsSLO reports whether one valid request met every target of slo, judged as a point's
+// goodput judges it (TTFT and latency in ms, tokens its output on the point's basis).
+func MeetsSLO(slo schema.SLO, ttftMs, latencyMs float64, tokens int) bool {
+	return judge(slo, ttftMs, latencyMs, tokens).good
+}
