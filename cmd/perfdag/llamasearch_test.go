@@ -22,7 +22,7 @@ defaults: {hardware: CPU, quant: F16, engine: llamacpp}
 cells:
   - id: CELL
     workload: {shape: custom, input_tokens: 64, output_tokens: 64}
-    requests_per_point: 3x
+    requests_per_point: COUNT
     warmup_requests: 8
     POINTS
 `
@@ -37,9 +37,13 @@ func TestRealLlamaServerSearchAgreesWithSweep(t *testing.T) {
 	}
 	base := testkit.LlamaServer(t)
 	work := t.TempDir()
-	campaign := func(cell, points string) string {
+	campaign := func(cell, points string, count ...string) string {
 		file := filepath.Join(work, cell+".yaml")
-		src := strings.NewReplacer("BASE", base, "CELL", cell, "POINTS", points).Replace(llamaSweepCampaign)
+		n := "3x"
+		if len(count) > 0 {
+			n = count[0]
+		}
+		src := strings.NewReplacer("BASE", base, "CELL", cell, "POINTS", points, "COUNT", n).Replace(llamaSweepCampaign)
 		testkit.WriteFile(t, file, src)
 		out := filepath.Join(work, cell)
 		if b, err := perfdagChild("run", file, "--out", out).CombinedOutput(); err != nil {
@@ -86,4 +90,38 @@ func TestRealLlamaServerSearchAgreesWithSweep(t *testing.T) {
 	if len(r.Probes) > r.Bound {
 		t.Errorf("%d probes > bound %d", len(r.Probes), r.Bound)
 	}
+
+	// Issue 28: the same search with decided probes answers with a band that contains the
+	// full sweep's knee (its probes near X may end undecided at their max)
+	decidedDir := campaign("decided", fmt.Sprintf(`search: {slo: "ttft_p50_ms < %.3f", from: 1, to: %d}`, x, top), "{auto: {decide: slo, max: 300}}")
+	var d schema.SweepResult
+	if _, err := campaigndir.ReadJSON(decidedDir, campaigndir.Sweep("decided"), &d); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := d.KneeBand()
+	var verdicts []string
+	for _, p := range d.Probes {
+		verdicts = append(verdicts, fmt.Sprintf("c%d:%s", p.Concurrency, p.Verdict))
+	}
+	t.Logf("decided search: knee %s, %d probes (%s), %d requests against the sweep's %d",
+		d.BandText(), len(d.Probes), strings.Join(verdicts, " "), d.MeasurementCost.RequestsSent, sweepRequests(t, sweepDir, top))
+	if sweepKnee < lo || sweepKnee > hi || d.BandLevel != 0.95 {
+		t.Errorf("decided search's band [%d, %d] (level %v) does not contain the full sweep's knee c%d", lo, hi, d.BandLevel, sweepKnee)
+	}
+}
+
+// sweepRequests is what the full sweep sent, over its points' measurement costs.
+func sweepRequests(t *testing.T, dir string, top int) int {
+	t.Helper()
+	n := 0
+	for c := 1; c <= top; c++ {
+		var p schema.Point
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("sweep", c), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.MeasurementCost != nil {
+			n += p.MeasurementCost.RequestsSent
+		}
+	}
+	return n
 }
