@@ -53,7 +53,7 @@ func frontierSeries(v *view) []charts.Series {
 			}
 			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, C=%d", s.Cell, p.Concurrency)}
 			if p.Concurrency == s.Knee && s.Knee != 0 {
-				pt.Label = "knee " + s.BandText()
+				pt.Label = "knee " + bandText(&s)
 			}
 			switch {
 			case p.Verdict == schema.VerdictUndecided:
@@ -96,7 +96,7 @@ func kneeSpans(v *view, cells map[string]int) []charts.Span {
 
 // bandRange is the band of a knee alone: "c30–c32 at 95 %".
 func bandRange(s *schema.SweepResult) string {
-	t := s.BandText()
+	t := bandText(s)
 	if i := strings.Index(t, " ("); i >= 0 {
 		return strings.TrimSuffix(t[i+2:], ")")
 	}
@@ -198,7 +198,7 @@ func frontierPage(d sink, v *view, art *artwork) {
 		}
 		var rows [][]tcell
 		for _, s := range ss {
-			knee := strings.Replace(s.BandText(), "≥", ">=", 1)
+			knee := bandText(&s)
 			var probes []string
 			for _, p := range s.Probes {
 				mark := "-"
@@ -293,3 +293,6 @@ func kneeGoodput(s schema.SweepResult) string {
 	}
 	return out
 }
+
+// bandText is the knee with its band as the pages print it: the core PDF fonts have no "≥".
+func bandText(s *schema.SweepResult) string { return strings.ReplaceAll(s.BandText(), "≥", ">=") }

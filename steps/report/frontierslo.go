@@ -251,7 +251,7 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 			continue
 		case miss == 0 && len(s.Undecided()) > 0:
 			out = append(out, fmt.Sprintf("%s: no probe up to c%d is decided to miss the SLO (%s undecided): knee %s; it may lie beyond the search's upper bound.",
-				s.Cell, s.To, fmtConcs(s.Undecided()), s.BandText()))
+				s.Cell, s.To, fmtConcs(s.Undecided()), bandText(&s)))
 			continue
 		case miss == 0:
 			out = append(out, fmt.Sprintf("%s: every probe up to c%d meets the SLO; the knee may lie beyond the search's upper bound.", s.Cell, s.To))
@@ -283,7 +283,7 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 		}
 		knee := fmt.Sprintf("knee c%d", s.Knee)
 		if lo, hi := s.KneeBand(); lo != hi {
-			knee = fmt.Sprintf("knee %s", s.BandText())
+			knee = fmt.Sprintf("knee %s", bandText(&s))
 			if u := s.Undecided(); len(u) > 0 {
 				reason += "; " + fmtConcs(u) + " undecided"
 			}
