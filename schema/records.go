@@ -59,6 +59,14 @@ type RequestRecord struct {
 	Violations []string `json:"violations,omitempty"`
 	// Timings are the server's own per-request timings, when it returns them (llama.cpp).
 	Timings *ServerTimings `json:"server_timings,omitempty"`
+	// ScheduledNs is when an open loop's arrival process asked for this send: the point's
+	// start plus the arrival offsets, never moved by completions or by the in-flight cap; 0 in
+	// a closed loop. The send is late by StartNs − ScheduledNs, and the point's *_sched_ms
+	// latencies run from here, so a stall the client queued behind is not omitted.
+	ScheduledNs int64 `json:"scheduled_ns,omitempty"`
+	// CapDelayed: this open-loop send was held back by the in-flight cap (every slot was busy
+	// at some moment between its scheduled time and its send), not by the client alone.
+	CapDelayed bool `json:"cap_delayed,omitempty"`
 }
 
 // ServerPrompt is the prompt the server says it processed (usage.prompt_tokens); ok false when
@@ -268,7 +276,53 @@ type Point struct {
 	// Decision is set when requests_per_point was {auto: {decide: ...}}: the SLO verdict the
 	// point measured until, with its bounds, their confidence and the looks it took.
 	Decision *Decision `json:"decision,omitempty"`
+
+	// Open-loop points (request_rate) only; absent on a closed-loop point. TTFTSched and
+	// RequestLatencySched run from each request's scheduled send (RequestRecord.ScheduledNs),
+	// not its actual one: the coordinated-omission-free latencies, the headline of an open
+	// loop (docs/measurement.md, "Open loop"). OpenLoop says what rate was asked and achieved.
+	TTFTSched           *Stat     `json:"ttft_sched_ms,omitempty"`
+	RequestLatencySched *Stat     `json:"request_latency_sched_ms,omitempty"`
+	OpenLoop            *OpenLoop `json:"open_loop,omitempty"`
 }
+
+// OpenLoop is what an open-loop point asked of its arrival process and what the client did:
+// the rates, the in-flight peak, the sends the cap held back and how late they went out.
+// Every figure is recomputed from the records (scheduled_ns, start_ns, end_ns, cap_delayed).
+type OpenLoop struct {
+	AskedRate   float64 `json:"asked_rate"`   // requests/s asked (workload.request_rate)
+	Arrival     string  `json:"arrival"`      // poisson or constant
+	InFlightCap int     `json:"inflight_cap"` // the cap (the point's concurrency); 0 for none
+	Sends       int     `json:"sends"`        // requests sent (profiling phase)
+	// ScheduledRate is the schedule's own rate, (sends − 1) / (last − first scheduled send):
+	// the seeded draw of the arrival process (a Poisson draw of n sends lies within about
+	// ±1/√n of the asked rate; a constant one is the asked rate).
+	ScheduledRate float64 `json:"scheduled_rate"`
+	// AchievedRate is (sends − 1) / (last − first actual send): the rate the client sent at.
+	AchievedRate float64 `json:"achieved_rate"`
+	// CompletionRate is finished requests (failed too) / (last end − first send).
+	CompletionRate float64 `json:"completion_rate"`
+	InFlightPeak   int     `json:"inflight_peak"` // most requests between send and end at once
+	// CapDelayedSends are the sends the in-flight cap held back (RequestRecord.CapDelayed);
+	// CapDelayTotalMs and CapDelayMaxMs sum and bound their lateness (actual − scheduled send).
+	CapDelayedSends int     `json:"cap_delayed_sends"`
+	CapDelayTotalMs float64 `json:"cap_delay_total_ms"`
+	CapDelayMaxMs   float64 `json:"cap_delay_max_ms"`
+	// SendLatenessMs is actual − scheduled send over every send: the client's own lag (a few
+	// tens of µs when it keeps up) plus any wait for the cap.
+	SendLatenessMs *Stat `json:"send_lateness_ms"`
+	// RateShortfallPct is how far the achieved rate fell below the scheduled one, in percent
+	// (0 when it did not); RateMet is false when that is more than RateTolerancePct, and
+	// RateShort then says why (the cap was hit, or the client fell behind). A point whose
+	// rate was not met never counts as meeting an SLO at its asked rate.
+	RateShortfallPct float64 `json:"rate_shortfall_pct"`
+	RateMet          bool    `json:"rate_met"`
+	RateShort        string  `json:"rate_short,omitempty"`
+}
+
+// RateTolerancePct is how far (in percent) an open-loop point's achieved send rate may fall
+// below its schedule's before the point is rate_short.
+const RateTolerancePct = 5.0
 
 // PointImport says where an imported point came from and how its statistics were made.
 type PointImport struct {

@@ -47,6 +47,16 @@ type PointResult struct {
 	// (schema.Point): nil when it declares none, so a rule reading them is not evaluated.
 	SLOAttainment *float64 `json:"slo_attainment"`
 	GoodputReqS   *float64 `json:"goodput_req_s"`
+	// Open-loop points only (nil on a closed loop, so a rule reading them is not evaluated;
+	// schema.OpenLoop): RateMet is false on a rate_short point — its sends fell more than
+	// schema.RateTolerancePct below its schedule — which never counts as meeting an SLO at its
+	// asked rate; the *_sched_ms latencies run from each request's scheduled send.
+	RateMet                  *bool    `json:"rate_met,omitempty"`
+	RateShortfallPct         *float64 `json:"rate_shortfall_pct,omitempty"`
+	AchievedRate             *float64 `json:"achieved_rate,omitempty"`
+	TTFTSchedP50Ms           *float64 `json:"ttft_sched_p50_ms,omitempty"`
+	TTFTSchedP99Ms           *float64 `json:"ttft_sched_p99_ms,omitempty"`
+	RequestLatencySchedP50Ms *float64 `json:"request_latency_sched_p50_ms,omitempty"`
 	// Files names what the point wrote, for the steps that read it (scrape-spec's second
 	// half, dcgm-correlate, aggregate).
 	Files PointFiles `json:"files"`

@@ -194,6 +194,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	res := ResultOf(point, files)
 	out := engine.Result{Value: res, Outputs: files.List(), Summary: summary(res)}
+	if l := stats.OpenLoopLine(point); l != "" {
+		out.Summary += "; " + l
+	}
 	if l := rule.line(&point); l != "" {
 		out.Summary += "; " + l
 	}
@@ -295,7 +298,7 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 	for _, n := range p.Violations {
 		violations += n
 	}
-	return &Result{
+	r := &Result{
 		Cell: p.Cell, Concurrency: p.Concurrency, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
 		ErrorCount: p.ErrorCount, Status: p.Status,
 		TTFTAvgMs: v(p.TTFT, "avg"), TTFTP50Ms: v(p.TTFT, "p50"), TTFTP99Ms: v(p.TTFT, "p99"), TTFOAvgMs: v(p.TTFO, "avg"),
@@ -308,6 +311,13 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		TokenBasis: p.TokenBasis, UsageDiscrepancy: p.UsageDiscrepancy, TruncatedPrompts: p.TruncatedPrompts,
 		Violations: violations, Retries: p.Retries, SLOAttainment: p.SLOAttainment, GoodputReqS: p.GoodputReqS, Files: files, Decision: p.Decision, MeasurementCost: p.MeasurementCost,
 	}
+	if ol := p.OpenLoop; ol != nil {
+		met, short, achieved := ol.RateMet, ol.RateShortfallPct, ol.AchievedRate
+		r.RateMet, r.RateShortfallPct, r.AchievedRate = &met, &short, &achieved
+		r.TTFTSchedP50Ms, r.TTFTSchedP99Ms = v(p.TTFTSched, "p50"), v(p.TTFTSched, "p99")
+		r.RequestLatencySchedP50Ms = v(p.RequestLatencySched, "p50")
+	}
+	return r
 }
 
 // samplers poll the server's /metrics and the DCGM exporter during the window.

@@ -64,7 +64,8 @@ func (m sloMetric) judge(records []schema.RequestRecord) judged {
 			failed = true
 			continue
 		}
-		ttft, lat, n := ms(r.FirstTokenNs-r.StartNs), ms(r.LastContentNs-r.StartNs), tokens(r)
+		ttft, lat := stats.SLOTimes(r) // from the scheduled send in an open loop, as the point's goodput
+		n := tokens(r)
 		tpot := -1.0
 		if v, ok := itlMs(r); ok {
 			tpot = v

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -95,9 +94,10 @@ func Run(ctx context.Context, cfg Config, send Send, progress func(Progress)) ([
 	t := newTracker(cfg, progress)
 	records := make([]schema.RequestRecord, cfg.Requests)
 	lk := newLooker(cfg, records)
-	finish := func(i int) {
+	finish := func(i int, sched slot) {
 		rec := send(ctx, i)
 		rec.Index = i
+		rec.ScheduledNs, rec.CapDelayed = sched.at, sched.capDelayed
 		if ctx.Err() != nil && causedByCancel(rec.ErrorClass) {
 			rec.ErrorClass, rec.Error = schema.ErrorCancelled, "cancelled: "+rec.Error
 		}
@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config, send Send, progress func(Progress)) ([
 }
 
 // closedLoop runs C workers; each issues the next index as soon as its previous request ends.
-func closedLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int)) {
+func closedLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int, slot)) {
 	var wg sync.WaitGroup
 	for range min(cfg.Concurrency, cfg.Requests) {
 		wg.Go(func() {
@@ -127,78 +127,11 @@ func closedLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish 
 					return
 				}
 				t.start()
-				finish(i)
+				finish(i, slot{})
 			}
 		})
 	}
 	wg.Wait()
-}
-
-// openLoop issues request i at start + Σ gaps (absolute deadlines, so a late wake-up never
-// shifts the later arrivals), waiting for an in-flight slot when a cap is set.
-func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int)) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	var slots chan struct{}
-	if cfg.Concurrency > 0 {
-		slots = make(chan struct{}, cfg.Concurrency)
-	}
-	gaps := Arrivals(cfg)
-	start := time.Now()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	offset := time.Duration(0)
-	for i := 0; i < cfg.Requests; i++ {
-		offset += gaps[i]
-		if d := time.Until(start.Add(offset)); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if slots != nil {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if _, ok := lk.take(ctx); !ok { // one issuer: the index it hands out is i
-			if slots != nil {
-				<-slots
-			}
-			return
-		}
-		t.start()
-		wg.Go(func() {
-			finish(i)
-			if slots != nil {
-				<-slots
-			}
-		})
-	}
-}
-
-// Arrivals returns the gap before each request of an open loop: the first is 0, the others
-// exponential with mean 1/R (poisson) or exactly 1/R (constant), from a generator seeded by
-// cfg.Seed, so the same config always gives the same schedule.
-func Arrivals(cfg Config) []time.Duration {
-	gaps := make([]time.Duration, cfg.Requests)
-	if cfg.Rate <= 0 {
-		return gaps
-	}
-	mean := float64(time.Second) / cfg.Rate
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f616467656e)) // "loadgen"
-	for i := 1; i < len(gaps); i++ {
-		if cfg.Arrival == ArrivalConstant {
-			gaps[i] = time.Duration(mean)
-		} else {
-			gaps[i] = time.Duration(rng.ExpFloat64() * mean)
-		}
-	}
-	return gaps
 }
 
 // tracker aggregates completions for the progress feed; one mutex serialises the callback.

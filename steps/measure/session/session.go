@@ -165,7 +165,9 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // ends), so no later request of the window waits on a connect either; once the window sees
 // such a server close a connection right after its response, no request of it takes an idle
 // connection the server is closing (each takes one from the stock). The records' o200k_base
-// token counts are made after the window (see openai.Options.DeferCounts).
+// token counts are made after the window (see openai.Options.DeferCounts). In an open loop
+// each record carries its scheduled send (loadgen.Run), against the wall clock from the
+// window's start, whatever the cap or the server does.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
@@ -182,6 +184,13 @@ func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, pr
 	}, progress)
 	if pending != nil {
 		s.count(pending, recs) // after the window: it spent no CPU on tokenizing
+	}
+	if s.Endpoint.Virtual != nil {
+		// the deterministic simulator places its records on its own virtual clock: a schedule
+		// on the wall clock says nothing about them
+		for k := range recs {
+			recs[k].ScheduledNs, recs[k].CapDelayed = 0, false
+		}
 	}
 	return recs, err
 }

@@ -24,7 +24,8 @@ type verdict struct {
 // judge holds one valid request to every target of slo: TTFT (first content or reasoning −
 // start), TPOT ((latency − TTFT) / (tokens − 1) on the point's token basis, the point's own
 // ITL of the request) and latency (last content − start), each "at most" its target, as
-// DistServe and vLLM's --goodput define them. A request of fewer than two tokens has no TPOT:
+// DistServe and vLLM's --goodput define them; in an open loop the start is the scheduled
+// send (SLOTimes), so what the cap or the client held a request back counts against it. A request of fewer than two tokens has no TPOT:
 // the tpot target does not judge it (vLLM counts its TPOT as 0).
 func judge(slo schema.SLO, ttft, latency float64, tokens int) verdict {
 	var v verdict
@@ -61,7 +62,8 @@ func goodput(p *schema.Point, slo schema.SLO, valid []schema.RequestRecord, coun
 	series := make([]judged, 0, g.Requests)
 	good := make([]bool, len(valid))
 	for i, r := range valid {
-		v := judge(slo, ms(r.FirstTokenNs-r.StartNs), ms(r.LastContentNs-r.StartNs), counts[i].output+counts[i].reasoning)
+		ttft, latency := SLOTimes(r)
+		v := judge(slo, ttft, latency, counts[i].output+counts[i].reasoning)
 		good[i] = v.good
 		if v.good {
 			g.Good++

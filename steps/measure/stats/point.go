@@ -74,7 +74,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		Arrival: o.Arrival, Shape: o.Shape, Mode: o.Mode, GPUs: o.GPUs, ReasoningField: "none",
 	}
 	var (
-		valid                                    []schema.RequestRecord
+		valid, profiling                         []schema.RequestRecord
 		firstStart, lastEnd                      int64
 		ttft, ttfo, itl, icl, lat, tps           []float64
 		isl, osl, out, reason                    []float64
@@ -91,6 +91,7 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 			continue
 		}
 		p.NumPrompts++
+		profiling = append(profiling, r)
 		if firstStart == 0 || (r.StartNs > 0 && r.StartNs < firstStart) {
 			firstStart = r.StartNs
 		}
@@ -199,6 +200,9 @@ func Compute(records []schema.RequestRecord, o Options) schema.Point {
 		}
 	}
 	p.Intervals = pointIntervals(valid, counts, winEnd, o.WindowS > 0)
+	if scheduled(profiling) {
+		openLoop(&p, profiling, valid, o)
+	}
 	if o.SLO != nil {
 		goodput(&p, *o.SLO, valid, counts, failedStarts, winEnd, o.WindowS > 0)
 	}
