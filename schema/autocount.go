@@ -25,6 +25,10 @@ type AutoCount struct {
 // DecideSLO is decide's value that names the cell's search.slo as the rule to decide.
 const DecideSLO = "slo"
 
+// DecideBaseline is decide's value that decides each point against the campaign's baseline:
+// whether every change the scheduled diff judges is inside its tolerance (docs/schedule.md).
+const DecideBaseline = "baseline"
+
 // AutoMetrics are the point metrics an auto point can watch, keyed as a point's intervals
 // are (atlas names): means and the throughputs (Σ per request / window) by batch means,
 // percentiles by sectioning (docs/statistics.md; docs/measurement.md, "Enough requests (auto)").
@@ -177,7 +181,7 @@ func parseAuto(v map[string]any) (*AutoCount, error) {
 		case "decide":
 			s, ok := val.(string)
 			if !ok || strings.TrimSpace(s) == "" {
-				err = fmt.Errorf("want %q (the cell's search.slo) or an SLO rule such as \"ttft_p50_ms <= 250 && error_count == 0\", got %v", DecideSLO, val)
+				err = fmt.Errorf("want %q (the cell's search.slo), %q (the schedule's baseline) or an SLO rule such as \"ttft_p50_ms <= 250 && error_count == 0\", got %v", DecideSLO, DecideBaseline, val)
 			}
 			a.Decide = strings.TrimSpace(s)
 		case "min":

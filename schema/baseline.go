@@ -114,6 +114,9 @@ type PerfBenchPoint struct {
 	// Intervals are the point's 95 % confidence intervals by this struct's metric names
 	// (additive: a legacy snapshot has none and is compared on tolerance alone).
 	Intervals Intervals `json:"intervals,omitempty"`
+	// Decision is the point's decision when it was measured with decide: baseline (additive):
+	// a diff against the same baseline values takes each clause's verdict for its row.
+	Decision *Decision `json:"decision,omitempty"`
 }
 
 // PerfBenchServer is what the server's /metrics said around the sweep. Rates are percent

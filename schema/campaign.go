@@ -23,6 +23,7 @@ type Campaign struct {
 	Cost        *Cost               `yaml:"cost,omitempty" json:"cost,omitempty" doc:"overrides of the default $/GPU-hour table"`
 	Source      *Source             `yaml:"source,omitempty" json:"source,omitempty" doc:"the code under test, shown on the report's source page"`
 	Report      *Report             `yaml:"report,omitempty" json:"report,omitempty" doc:"report layout options"`
+	BaselineRef *BaselineRef        `yaml:"baseline_ref,omitempty" json:"baseline_ref,omitempty" doc:"the baseline values decide: baseline points decide against; written by perfdag schedule from schedule.baseline's latest snapshot (docs/schedule.md)"`
 }
 
 // Endpoint is one OpenAI-compatible server; its API key stays in the environment.

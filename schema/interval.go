@@ -62,6 +62,9 @@ type Decision struct {
 	MaxLooks int    `json:"max_looks"`
 	Requests int    `json:"requests"` // requests measured
 	Method   string `json:"method"`   // how the looks' bounds are made and alpha is spent (docs/statistics.md)
+	// Reference names what a decide: baseline point decided against ("baseline NAME sha256:…");
+	// each clause then bounds a metric against the baseline's value moved by its tolerance.
+	Reference string `json:"reference,omitempty"`
 }
 
 // DecisionClause is one clause of a decided SLO (metric op threshold) at the deciding look: the
@@ -80,6 +83,10 @@ type DecisionClause struct {
 	HiLevel   float64  `json:"hi_level,omitempty"`
 	Batches   int      `json:"batches,omitempty"` // batches the bounds rest on
 	ESS       float64  `json:"ess,omitempty"`     // effective sample size of the metric's series
+	// Baseline is the diff's metric name (ttft_p50_ms, throughput_toks_per_s, ...) a decide:
+	// baseline clause judges; its threshold is the baseline's value moved by the tolerance, and
+	// its bounds include the baseline's own uncertainty (in quadrature).
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Known reports whether the decision reached a verdict (meets or misses).

@@ -113,7 +113,7 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	h := newVerdictHook(a, camps, f)
 	s, err := schedule.New(jobs, schedule.Options{
 		StateDir: f.state,
-		Runner:   &campaignRunner{a: a, root: f.root, parallel: f.parallel},
+		Runner:   &campaignRunner{a: a, root: f.root, parallel: f.parallel, registry: f.registry, camps: camps},
 		Hook:     h,
 		Log:      a.stderr,
 	})
@@ -177,6 +177,8 @@ type campaignRunner struct {
 	a        *app
 	root     string
 	parallel int
+	registry string
+	camps    []*baseline.Scheduled
 }
 
 func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
@@ -184,8 +186,14 @@ func (r *campaignRunner) Run(ctx context.Context, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var edit func([]byte, *schema.Campaign) ([]byte, error)
+	for _, c := range r.camps {
+		if c.Job.File == file {
+			edit = baseline.RefEdit(r.registry, c.Job.Schedule.Baseline, c.Tol)
+		}
+	}
 	dir := ""
-	out, err := svc.RunFile(ctx, file, campaign.RunOptions{Root: r.root, Parallel: r.parallel,
+	out, err := svc.RunFile(ctx, file, campaign.RunOptions{Root: r.root, Parallel: r.parallel, Edit: edit,
 		Started: func(d string, c *campaign.Compiled) {
 			dir = d
 			schedule.ReportDir(ctx, d) // a scheduler killed during the run records it as failed, naming d

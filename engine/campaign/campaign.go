@@ -123,6 +123,10 @@ type RunOptions struct {
 	Observe func(events.Event)
 	// Started is called once the directory is ready and locked, before any node runs.
 	Started func(dir string, c *Compiled)
+	// Edit, when set, rewrites the campaign file's text before it is compiled and frozen (the
+	// scheduler adds the values it resolved outside the file); the run is then exactly a run
+	// of the edited text, which config.yaml keeps.
+	Edit func(src []byte, spec *schema.Campaign) ([]byte, error)
 }
 
 // Outcome is what a run did.
@@ -140,6 +144,15 @@ func (s *Service) RunFile(ctx context.Context, path string, o RunOptions) (*Outc
 		return nil, err
 	}
 	abs, _ := filepath.Abs(path)
+	if o.Edit != nil {
+		src, err := o.Edit(c.File.Source, c.Spec())
+		if err != nil {
+			return nil, Coded(CodeUsage, fmt.Errorf("%s: %w", path, err))
+		}
+		if c, err = s.Compile(path, src, filepath.Dir(abs)); err != nil {
+			return nil, err
+		}
+	}
 	return s.run(ctx, c, abs, o)
 }
 

@@ -3,6 +3,7 @@ package runshape
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine"
@@ -15,11 +16,19 @@ import (
 // fixed one (as before auto existed, so those fingerprints hold), the resolved spec for auto,
 // and for decide the SLO decided (search.slo written out): the requests a decided point
 // measures depend on the SLO, so editing it re-measures the point.
-func requestsInput(cell *schema.Cell, concurrency int) any {
+func requestsInput(cell *schema.Cell, concurrency int, ref *schema.BaselineRef) any {
 	c := cell.RequestsPerPoint
 	a := c.Auto
 	if a == nil {
 		return c.For(concurrency)
+	}
+	if a.Decide == schema.DecideBaseline {
+		// the values decided against: a new baseline re-measures the point
+		in := map[string]any{"decide": a.Decide, "min": a.MinFor(concurrency), "max": a.MaxFor(concurrency)}
+		if vs := baselineValues(cell, concurrency, ref); vs != nil {
+			in["baseline"] = map[string]any{"name": ref.Name, "sha256": ref.SHA256, "values": vs}
+		}
+		return in
 	}
 	if a.Decide != "" {
 		rule, _ := decideRule(cell)
@@ -30,16 +39,52 @@ func requestsInput(cell *schema.Cell, concurrency int) any {
 
 // autoPoint is an auto point's stopping rule: the precision rule (rel_ci) or the decide rule.
 type autoPoint struct {
-	rule *autostop.Rule
-	dec  *autostop.Decider
+	rule       *autostop.Rule
+	dec        *autostop.Decider
+	noBaseline bool // decide: baseline with no baseline value at the point's concurrency
+}
+
+// baselineRef is the campaign's resolved baseline (nil without one).
+func baselineRef(t *engine.Task) *schema.BaselineRef {
+	if t.Campaign == nil {
+		return nil
+	}
+	return t.Campaign.BaselineRef
+}
+
+// baselineValues are ref's values at concurrency c when ref is the cell's, else nil.
+func baselineValues(cell *schema.Cell, c int, ref *schema.BaselineRef) map[string]schema.BaselineRefValue {
+	if ref == nil || ref.Cell != cell.ID {
+		return nil
+	}
+	return ref.Points[strconv.Itoa(c)]
 }
 
 // autoLoad makes cfg adaptive when the cell's count is auto and returns the rule that
-// decides (nil for a fixed count).
-func autoLoad(cell *schema.Cell, cfg *loadgen.Config) (*autoPoint, error) {
+// decides (nil for a fixed count). A decide: baseline point without a baseline value at its
+// concurrency (a campaign run outside perfdag schedule, a first scheduled run before any
+// baseline is recorded, a concurrency the baseline lacks) measures max: there is nothing to
+// decide against, and a full point makes a good baseline.
+func autoLoad(cell *schema.Cell, cfg *loadgen.Config, ref *schema.BaselineRef) (*autoPoint, error) {
 	a := cell.RequestsPerPoint.Auto
 	if a == nil {
 		return nil, nil
+	}
+	if a.Decide == schema.DecideBaseline {
+		var cellRef *schema.BaselineRef
+		if baselineValues(cell, cfg.Concurrency, ref) != nil {
+			cellRef = ref
+		}
+		d, err := autostop.NewBaselineDecider(*a, cfg.Concurrency, cellRef, cell.SLO)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: %w", cell.ID, err)
+		}
+		if d == nil {
+			cfg.Requests = a.MaxFor(cfg.Concurrency)
+			return &autoPoint{noBaseline: true}, nil
+		}
+		cfg.Requests, cfg.Adaptive = d.Max, d.Adaptive()
+		return &autoPoint{dec: d}, nil
 	}
 	if a.Decide != "" {
 		rule, err := decideRule(cell)
@@ -95,6 +140,8 @@ func (ap *autoPoint) line(p *schema.Point) string {
 		return autostop.DecisionLine(*p.Decision)
 	case p.Auto != nil:
 		return autostop.Line(*p.Auto)
+	case ap != nil && ap.noBaseline:
+		return "decide: baseline: no baseline value at this concurrency (baseline_ref, written by perfdag schedule): measured max"
 	}
 	return ""
 }
@@ -123,9 +170,22 @@ func recordAuto(p *schema.Point, rule *autostop.Rule, profiled []schema.RequestR
 // checkDecide refuses a decide spec whose SLO cannot be decided: decide: slo on a cell
 // without a search, a rule written out on a searched cell (it decides its search's SLO), or a
 // clause that is not a metric with a per-request interval (or a count) compared with a number.
-func checkDecide(i int, cell schema.Cell) error {
+func checkDecide(i int, cell schema.Cell, c *schema.Campaign) error {
 	path := fmt.Sprintf("cells[%d].requests_per_point.auto.decide", i)
 	a := cell.RequestsPerPoint.Auto
+	if a.Decide == schema.DecideBaseline {
+		switch {
+		case cell.Search != nil:
+			return &engine.FieldError{Path: path,
+				Err:  fmt.Errorf("cell %s: requests_per_point auto decide: baseline decides a list of concurrencies against a baseline; a searched cell's probes decide its search's SLO", cell.ID),
+				Hint: "decide: slo"}
+		case c.Schedule == nil || c.Schedule.Baseline == "":
+			return &engine.FieldError{Path: path,
+				Err:  fmt.Errorf("cell %s: requests_per_point auto decide: baseline decides each point against the campaign's schedule.baseline, and the campaign names none", cell.ID),
+				Hint: "add schedule: {cron: ..., baseline: NAME}, or decide an SLO: decide: \"ttft_p50_ms <= 250\""}
+		}
+		return nil
+	}
 	if a.Decide != schema.DecideSLO && cell.Search != nil {
 		return &engine.FieldError{Path: path,
 			Err:  fmt.Errorf("cell %s: requests_per_point auto decide: a searched cell's points decide its search's SLO, not %q", cell.ID, a.Decide),
@@ -154,10 +214,10 @@ func checkDecide(i int, cell schema.Cell) error {
 // batch holds InflightFactor × c requests) and so does the default max (100 × c, capped), so a
 // count short somewhere in the span is short at its low end (the metric's own minimum, e.g.
 // p95's 2,000, is above max) or at its high end (c's batches no longer fit under max).
-func checkAuto(i int, cell schema.Cell) error {
+func checkAuto(i int, cell schema.Cell, camp *schema.Campaign) error {
 	a := cell.RequestsPerPoint.Auto
 	if a != nil && a.Decide != "" {
-		return checkDecide(i, cell)
+		return checkDecide(i, cell, camp)
 	}
 	lo, hi, ok := span(cell)
 	if a == nil || !ok {

@@ -1,12 +1,14 @@
 package runshape
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/autostop"
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
 )
 
 // An auto count is part of the point: each of its fields changes the fingerprint, so editing
@@ -40,7 +42,7 @@ func TestAutoSpecEntersTheFingerprint(t *testing.T) {
 	if fp := sum(schema.Count{N: 30}); seen[fp] != "" {
 		t.Errorf("a fixed count of 30 shares the fingerprint of auto %s", seen[fp])
 	}
-	if got := requestsInput(&schema.Cell{RequestsPerPoint: schema.Count{Multiple: 3}}, 4); got != 12 {
+	if got := requestsInput(&schema.Cell{RequestsPerPoint: schema.Count{Multiple: 3}}, 4, nil); got != 12 {
 		t.Errorf("3x at c4 enters the fingerprint as %v, want the bare count 12", got)
 	}
 }
@@ -105,11 +107,60 @@ func TestAutoShortSomewhereIsShortAtAnEnd(t *testing.T) {
 					}
 					cell := schema.Cell{ID: "a", RequestsPerPoint: schema.Count{Auto: &a},
 						Search: &schema.Search{SLO: "true", From: grid[lo], To: grid[hi]}}
-					if err := checkAuto(0, cell); (err != nil) != anywhere {
+					if err := checkAuto(0, cell, &schema.Campaign{}); (err != nil) != anywhere {
 						t.Fatalf("%s max %d: search [%d, %d]: checkAuto says %v, short somewhere %v", m, max, grid[lo], grid[hi], err, anywhere)
 					}
 				}
 			}
 		}
+	}
+}
+
+// decide: baseline: validate needs the schedule's baseline and a list cell; a point measures
+// until its changes are known when the campaign carries the baseline's values at its
+// concurrency (baseline_ref), max without them; the values decided against are in the point's
+// fingerprint, so a new baseline re-measures it.
+func TestDecideBaseline(t *testing.T) {
+	cell := schema.Cell{ID: "small", RequestsPerPoint: schema.Count{Auto: &schema.AutoCount{Decide: schema.DecideBaseline}}, Concurrencies: []int{4}}
+	scheduled := &schema.Campaign{Schedule: &schema.Schedule{Cron: "0 3 * * *", Baseline: "ref"}}
+	if err := checkAuto(0, cell, &schema.Campaign{}); err == nil || !strings.Contains(err.Error(), "names none") {
+		t.Errorf("no schedule.baseline: %v", err)
+	}
+	searched := cell
+	searched.Search = &schema.Search{SLO: "itl_avg_ms <= 9", From: 1, To: 8}
+	if err := checkAuto(0, searched, scheduled); err == nil || !strings.Contains(err.Error(), "searched cell") {
+		t.Errorf("searched cell: %v", err)
+	}
+	if err := checkAuto(0, cell, scheduled); err != nil {
+		t.Errorf("scheduled list cell: %v", err)
+	}
+	cfg := loadgen.Config{Concurrency: 4}
+	ap, err := autoLoad(&cell, &cfg, nil)
+	if err != nil || ap == nil || !ap.noBaseline || ap.dec != nil || cfg.Requests != 2000 || cfg.Adaptive != nil {
+		t.Errorf("no baseline_ref: %+v %v, %d requests; want max (2000), not adaptive", ap, err, cfg.Requests)
+	}
+	ref := &schema.BaselineRef{Name: "ref", SHA256: "ab", Cell: "small", Points: map[string]map[string]schema.BaselineRefValue{
+		"4": {"ttft_p50_ms": {Value: 100, HalfWidth: 1, Tolerance: 5, Unit: "%", Direction: "higher_is_worse"}}}}
+	cfg = loadgen.Config{Concurrency: 4}
+	if ap, err := autoLoad(&cell, &cfg, ref); err != nil || ap.dec == nil || cfg.Adaptive == nil || !strings.Contains(ap.dec.Rule, "ttft_p50_ms <= 105") {
+		t.Errorf("with baseline_ref: %+v %v", ap, err)
+	}
+	other := *ref
+	other.Cell = "big"
+	cfg = loadgen.Config{Concurrency: 4}
+	if ap, _ := autoLoad(&cell, &cfg, &other); ap == nil || !ap.noBaseline {
+		t.Errorf("baseline_ref of another cell: %+v, want max", ap)
+	}
+	fp := func(r *schema.BaselineRef) string {
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: &cell, Campaign: &schema.Campaign{BaselineRef: r}, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Concurrency: 4}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	moved := *ref
+	moved.Points = map[string]map[string]schema.BaselineRefValue{"4": {"ttft_p50_ms": {Value: 101, HalfWidth: 1, Tolerance: 5, Unit: "%", Direction: "higher_is_worse"}}}
+	if fp(ref) == fp(nil) || fp(ref) == fp(&moved) {
+		t.Error("the baseline's values are not in the point's fingerprint")
 	}
 }

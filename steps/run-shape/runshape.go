@@ -63,7 +63,7 @@ func inputs(t *engine.Task) any {
 		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
 		"workload":        c.Workload,
 		"dataset":         datasetStamp(t),
-		"requests":        requestsInput(c, t.Concurrency),
+		"requests":        requestsInput(c, t.Concurrency, baselineRef(t)),
 		"warmup_requests": c.WarmupRequests,
 		"concurrency":     t.Concurrency,
 		"gpus":            c.GPUs,
@@ -123,7 +123,7 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].workload", i), Err: fmt.Errorf("cell %s: %w", cell.ID, err),
 				Hint: "shape: one of " + strings.Join(workload.Shapes(), ", ") + ", or custom with input_tokens and output_tokens"})
 		}
-		if err := checkAuto(i, cell); err != nil {
+		if err := checkAuto(i, cell, c); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -147,7 +147,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(conc), Concurrency: conc,
 		Rate: cell.Workload.RequestRate, Arrival: cell.Workload.Arrival, Seed: cell.Workload.Seed}
-	rule, err := autoLoad(cell, &cfg)
+	rule, err := autoLoad(cell, &cfg, baselineRef(t))
 	if err != nil {
 		return engine.Result{}, err
 	}

@@ -265,6 +265,7 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 	d.Rows = append(d.Rows, kernelRows(base.KernelClassGPUPct, cur.KernelClassGPUPct, tol)...)
 	d.Rows = append(d.Rows, compare("cpu_spinpoll_pct", base.CPUSpinpollPct, cur.CPUSpinpollPct, tol))
 	kneeRow(d, base.Search, cur.Search, tol)
+	decidedRows(d.Rows, base, cur)
 
 	d.Verdict = Green
 	for _, r := range d.Rows {

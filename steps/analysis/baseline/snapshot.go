@@ -199,6 +199,11 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 			Errors:              r.ErrorCount,
 			Intervals:           perfBenchIntervals(r.Intervals),
 		}
+		if r.Decision != nil && r.Decision.Reference != "" {
+			pt := doc.Metrics[strconv.Itoa(r.Concurrency)]
+			pt.Decision = r.Decision // decided against a baseline: a diff reads its verdicts
+			doc.Metrics[strconv.Itoa(r.Concurrency)] = pt
+		}
 		if rel := d.window[cellID][r.Concurrency]; rel != "" {
 			var win schema.SpecWindow
 			if err := d.files.JSON(rel, &win); err != nil {

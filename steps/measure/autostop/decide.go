@@ -35,6 +35,10 @@ type Clause struct {
 	m     *metric    // nil for a count or an slo metric
 	s     *sloMetric // slo_attainment, goodput_req_s: judged against the cell's slo
 	count bool
+	// limitSE is the standard error of the limit itself (a baseline's value moved by its
+	// tolerance): the bounds take it in quadrature. diff names the baseline's metric.
+	limitSE float64
+	diff    string
 }
 
 // Clauses reads an SLO for deciding: its top-level && split into `metric op number` clauses,
@@ -104,6 +108,9 @@ type Decider struct {
 	looks   []int // prefix sizes of the looks before max
 	metricN int   // clauses bounded by an interval (K)
 
+	// Reference names the baseline a decide: baseline point decides against ("" otherwise).
+	Reference string
+
 	mu      sync.Mutex
 	made    int
 	decided *schema.Decision // the look that decided, nil until one did
@@ -116,6 +123,11 @@ func NewDecider(a schema.AutoCount, rule string, c int, slo *schema.SLO) (*Decid
 	if err != nil {
 		return nil, fmt.Errorf("requests_per_point auto decide: %w", err)
 	}
+	return newDecider(a, rule, c, cs), nil
+}
+
+// newDecider is the decider of clauses cs (rule their wording) at concurrency c.
+func newDecider(a schema.AutoCount, rule string, c int, cs []Clause) *Decider {
 	d := &Decider{Rule: rule, Min: a.MinFor(c), Max: a.MaxFor(c), clauses: cs, turn: max(c, 1)}
 	for _, cl := range cs {
 		if !cl.count {
@@ -125,7 +137,7 @@ func NewDecider(a schema.AutoCount, rule string, c int, slo *schema.SLO) (*Decid
 	for n := d.next(0); n < d.Max; n = d.next(n) {
 		d.looks = append(d.looks, n)
 	}
-	return d, nil
+	return d
 }
 
 // next is the prefix size of the look after one at prev (prev 0: the first look): whole
@@ -219,7 +231,7 @@ func isProfiling(r schema.RequestRecord) bool { return r.Phase == "" || r.Phase 
 // look bounds every clause on records and reads the verdict off the bounds.
 func (d *Decider) look(records []schema.RequestRecord, j int) schema.Decision {
 	pass, fail := d.levels(j)
-	dec := schema.Decision{Rule: d.Rule, Alpha: Alpha, MaxLooks: len(d.looks) + 1, Requests: profiling(records), Method: MethodDecide}
+	dec := schema.Decision{Rule: d.Rule, Alpha: Alpha, MaxLooks: len(d.looks) + 1, Requests: profiling(records), Method: MethodDecide, Reference: d.Reference}
 	holds, fails := 0, 0
 	for _, cl := range d.clauses {
 		dc := d.clause(cl, records, pass, fail)
@@ -245,7 +257,7 @@ func (d *Decider) look(records []schema.RequestRecord, j int) schema.Decision {
 // clause bounds one clause on records: a count exactly, a metric by its one-sided bounds at
 // pass (the side where the clause holds) and fail (the side where it fails).
 func (d *Decider) clause(cl Clause, records []schema.RequestRecord, pass, fail float64) schema.DecisionClause {
-	dc := schema.DecisionClause{Clause: cl.Clause, Metric: cl.Name, Op: cl.Op, Threshold: cl.Limit, Verdict: schema.ClauseUnknown}
+	dc := schema.DecisionClause{Clause: cl.Clause, Metric: cl.Name, Op: cl.Op, Threshold: cl.Limit, Verdict: schema.ClauseUnknown, Baseline: cl.diff}
 	if cl.count {
 		n := 0
 		for _, r := range records {
@@ -278,6 +290,11 @@ func (d *Decider) clause(cl Clause, records []schema.RequestRecord, pass, fail f
 		loLevel, hiLevel = pass, fail
 	}
 	lo, hi := e.lower(loLevel), e.upper(hiLevel)
+	if cl.limitSE > 0 {
+		// the limit's own error in quadrature: the bound of (value − limit) at each level
+		lo = e.centre - math.Hypot(e.centre-lo, normalQuantile(loLevel)*cl.limitSE)
+		hi = e.centre + math.Hypot(hi-e.centre, normalQuantile(hiLevel)*cl.limitSE)
+	}
 	dc.Value, dc.Lo, dc.Hi, dc.LoLevel, dc.HiLevel = e.centre, &lo, &hi, loLevel, hiLevel
 	dc.Batches, dc.ESS = e.k, math.Round(e.ess*10)/10
 	switch {

@@ -98,6 +98,12 @@ func (m metric) estimate(records []schema.RequestRecord, decide bool) (interval.
 	b := interval.For(s.inflight)
 	if decide {
 		b = interval.Decide(s.inflight)
+		if m.ratio && len(s.xs) > 1 {
+			// a decision reads a rate off the gaps between starts: the last request's span, to
+			// the window's end, is its latency, not a gap, and a prefix of a few hundred
+			// requests would run low by (c − 1) ÷ n turns for it
+			s.xs, s.den = s.xs[:len(s.xs)-1], s.den[:len(s.den)-1]
+		}
 	}
 	switch {
 	case m.ratio:
