@@ -158,6 +158,9 @@ func OpenLoopLine(p schema.Point) string {
 		capWord = fmt.Sprintf("cap %d", ol.InFlightCap)
 	}
 	parts = append(parts, fmt.Sprintf("peak %d in flight (%s)", ol.InFlightPeak, capWord))
+	if l := ol.SendLatenessMs; l != nil {
+		parts = append(parts, fmt.Sprintf("sends late p50 %s, p99 %s", fmtMs(l.P50), fmtMs(l.P99)))
+	}
 	if ol.CapDelayedSends > 0 {
 		parts = append(parts, fmt.Sprintf("%s delayed by the cap (max %s, total %s)",
 			plural.N(ol.CapDelayedSends, "send"), fmtMs(ol.CapDelayMaxMs), fmtMs(ol.CapDelayTotalMs)))

@@ -73,7 +73,7 @@ func TestOpenLoopFigures(t *testing.T) {
 		t.Errorf("latency from the schedule %+v, from the send %+v; want means 3150/11 and 1530/11 ms", p.RequestLatencySched, p.RequestLatency)
 	}
 	line := OpenLoopLine(p)
-	for _, want := range []string{"rate 10/s asked (constant)", "9.71/s sent", "10.6/s done", "peak 2 in flight (cap 2)",
+	for _, want := range []string{"rate 10/s asked (constant)", "9.71/s sent", "10.6/s done", "peak 2 in flight (cap 2)", "sends late p50 30 ms, p99 500 ms",
 		"6 sends delayed by the cap (max 510 ms, total 1.62 s)", "TTFT p50 225 ms from schedule (5 ms from send)"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("run line %q lacks %q", line, want)
