@@ -3,6 +3,7 @@
 package openai
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -15,7 +16,27 @@ import (
 // time: a reader that only gets to the socket 50 ms after the write returned still stamps
 // the data between the start and the end of the write call (on loopback the kernel stamps
 // the data as the write enqueues it), not when the read came.
+//
+// On a loaded machine the kernel may defer the loopback receive to ksoftirqd, which then runs
+// when the reader does: that attempt shows nothing either way. The test tries up to five
+// times and fails only when no attempt shows the stamp within the write call.
 func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
+	var last string
+	for attempt := 1; attempt <= 5; attempt++ {
+		msg := stampAttempt(t)
+		if msg == "" {
+			return
+		}
+		last = msg
+		t.Logf("attempt %d: %s", attempt, msg)
+	}
+	t.Errorf("no attempt stamped the data within the write call; the last: %s", last)
+}
+
+// stampAttempt writes once while the reader sleeps 50 ms and returns what went wrong with the
+// stamp ("" when it lies within the write call).
+func stampAttempt(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -53,16 +74,17 @@ func TestKernelStampsIgnoreReaderDelay(t *testing.T) {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
 	stamp := clock()
-	if stamp < w[0] || stamp > w[1] {
-		t.Errorf("stamp is %v after the write began, want within the write call (%v long); the read came %v after it",
-			time.Duration(stamp-w[0]), time.Duration(w[1]-w[0]), time.Duration(readAt-w[0]))
-	}
 	if readAt-w[1] < int64(50*time.Millisecond) {
 		t.Fatalf("the read was not late: the test proves nothing")
 	}
 	if _, err := c.Read(buf); err != io.EOF {
 		t.Errorf("after the peer closed: %v, want io.EOF", err)
 	}
+	if stamp < w[0] || stamp > w[1] {
+		return fmt.Sprintf("stamp is %v after the write began, want within the write call (%v long); the read came %v after it",
+			time.Duration(stamp-w[0]), time.Duration(w[1]-w[0]), time.Duration(readAt-w[0]))
+	}
+	return ""
 }
 
 func TestWrapConnLeavesOtherConnsAlone(t *testing.T) {
