@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,11 +40,19 @@ type rawReader struct {
 	http *http.Client
 }
 
-func newRawReader(base string) *rawReader {
-	tr := &http.Transport{MaxIdleConnsPerHost: openai.DefaultMaxConns, DisableCompression: true,
+func newRawReader(base string) *rawReader { return newRawReaderConns(base, openai.DefaultMaxConns) }
+
+// newRawReaderConns is a rawReader that keeps up to conns idle connections.
+func newRawReaderConns(base string, conns int) *rawReader {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true,
 		ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
 	return &rawReader{base: base, http: &http.Client{Transport: tr}}
 }
+
+// rawBufs are the raw reader's line buffers, one per stream in flight and reused as a lean
+// client would (a fresh 64 KiB buffer per request cost more than a one-token answer; a line
+// is a chunk of a few hundred bytes).
+var rawBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
 
 // stream sends body and returns the data lines before [DONE], or an error.
 func (r *rawReader) stream(ctx context.Context, body []byte) (int, error) {
@@ -57,7 +66,9 @@ func (r *rawReader) stream(ctx context.Context, body []byte) (int, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	br := rawBufs.Get().(*bufio.Reader)
+	defer rawBufs.Put(br)
+	br.Reset(resp.Body)
 	n := 0
 	for {
 		line, err := br.ReadSlice('\n')
