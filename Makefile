@@ -26,7 +26,11 @@ bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
 	@# ./steps/report/... holds BenchmarkBuildHTML: the HTML report of 2 cells (quickstart size) and of the 40-cell smoke fixture
-	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/openai ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
+	$(GO) test -run '^$$' -bench '^Benchmark(Analyze|StreamZeroDelaySim|Fidelity|IngestRatio)$$' -benchmem ./steps/measure/openai
+	@# issue 30's loads (c256 x 256 tokens, c2048 x 64, c8192 x 16, c256 x 1): perfdag's client / a raw SSE reader in one
+	@# run (ratio, goal >= 0.9 each) and the CPU each spends per request; c8192 needs 16,640 open files (ulimit -Hn)
+	$(GO) test -run '^$$' -bench '^BenchmarkOverheadRatio$$' -benchtime 2x -timeout 30m ./steps/measure/openai
+	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 	@# perfdag serve: a 10,007-node campaign page (server ns/op, Chromium's browser-ms-to-usable; target < 1 s each)
 	$(GO) test -run '^$$' -bench BenchmarkCampaignPage10k -benchtime 3x ./steps/webui
 	@# the aggregate's on-disk pass over 1,000,000 atlas rows (target: within 10 s; read cpu-s/op on a loaded machine)
