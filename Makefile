@@ -25,11 +25,12 @@ lint: ## gofmt, go vet, and the checked-in JSON Schema matches the types
 bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
-	@# ./steps/report/... holds BenchmarkBuildHTML: the HTML report of 2 cells (quickstart size) and of the 40-cell smoke fixture
-	$(GO) test -run '^$$' -bench '^Benchmark(Analyze|StreamZeroDelaySim|Fidelity|IngestRatio)$$' -benchmem ./steps/measure/openai
+	@# BenchmarkRequestCost: the client's CPU and allocations per request against the raw reader's, one request at a time
+	$(GO) test -run '^$$' -bench '^Benchmark(Analyze|StreamZeroDelaySim|Fidelity|IngestRatio|RequestCost)$$' -benchmem ./steps/measure/openai
 	@# issue 30's loads (c256 x 256 tokens, c2048 x 64, c8192 x 16, c256 x 1): perfdag's client / a raw SSE reader in one
 	@# run (ratio, goal >= 0.9 each) and the CPU each spends per request; c8192 needs 16,640 open files (ulimit -Hn)
 	$(GO) test -run '^$$' -bench '^BenchmarkOverheadRatio$$' -benchtime 2x -timeout 30m ./steps/measure/openai
+	@# ./steps/report/... holds BenchmarkBuildHTML: the HTML report of 2 cells (quickstart size) and of the 40-cell smoke fixture
 	$(GO) test -run '^$$' -bench . -benchmem ./steps/measure/session ./steps/measure/workload ./steps/measure/hftok ./steps/measure/importcell ./steps/analysis/atlas ./steps/report/... ./steps/telemetry/promscrape ./steps/lake ./steps/analysis/baseline
 	@# perfdag serve: a 10,007-node campaign page (server ns/op, Chromium's browser-ms-to-usable; target < 1 s each)
 	$(GO) test -run '^$$' -bench BenchmarkCampaignPage10k -benchtime 3x ./steps/webui
@@ -42,11 +43,13 @@ bench: ## performance targets live here, never in timed tests
 
 FUZZTIME ?= 30s
 
-fuzz: ## a short fuzzing pass (FUZZTIME each) over the loader, the SSE reader, the metrics parser and every perfdag serve route; .ci/run runs it with FUZZTIME=10s
+fuzz: ## a short fuzzing pass (FUZZTIME each) over the loader, the SSE reader, the chunk readers, the request body, the metrics parser and every perfdag serve route; .ci/run runs it with FUZZTIME=10s
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) ./engine/load
 	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
 	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
 	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
+	$(GO) test -run "^$$" -fuzz "^FuzzSkeletonSlot$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
+	$(GO) test -run "^$$" -fuzz "^FuzzPrepareBody$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
 	@# every serve route's path, query and headers against a fixture campaign: no panic, no hang, no allocation over a bound
 	$(GO) test -run "^$$" -fuzz "^FuzzServe$$" -fuzztime $(FUZZTIME) ./steps/webui
 

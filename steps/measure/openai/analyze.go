@@ -3,6 +3,7 @@ package openai
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/tokens"
@@ -35,6 +36,27 @@ type analyzer struct {
 	content, reasoning strings.Builder
 	p                  chunkParser // the texts of its chunks are copied before the next parse
 	n                  int         // messages read
+}
+
+// analyzers are the analyzers of streams that ended (release), reused with their parser's
+// buffers: a fresh one per request was a kilobyte to allocate and clear.
+var analyzers = sync.Pool{New: func() any { return &analyzer{} }}
+
+// newAnalyzer returns an analyzer for a stream of the client whose skeletons are shared.
+func newAnalyzer(shared *skeletons) *analyzer {
+	z := analyzers.Get().(*analyzer)
+	z.p.shared = shared
+	return z
+}
+
+// release hands z back once its result was taken: what the result gave out (texts, stamps,
+// usage) is no longer referenced by it.
+func (z *analyzer) release() {
+	p := z.p
+	p.reset()
+	p.shared = nil
+	*z = analyzer{p: p}
+	analyzers.Put(z)
 }
 
 // add reads the next message: its event type, its data (not kept) and its stamp.

@@ -72,6 +72,8 @@ type Client struct {
 	// leaving at least one CPU to the streams still being read: the client's own work must
 	// not delay the stamps of other requests.
 	analysis chan struct{}
+	// skel are the shapes of chunk this client's streams have read (see skeleton).
+	skel skeletons
 }
 
 // New returns a Client with its own transport. It loads the tokenizer up front, so the first

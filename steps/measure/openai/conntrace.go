@@ -30,51 +30,90 @@ type connTrace struct {
 // liveTrace is a connTrace being filled by a request's hooks. The transport calls them from
 // the request's goroutine and from its dialers, which may be more than one (a retry after a
 // stale connection dials again) and may still run after the request got another
-// connection: every hook and the snapshot hold mu.
+// connection: every hook and the snapshot hold mu. The hooks are its methods and its
+// ClientTrace is part of it: a request allocates one of these, not a closure per hook.
 type liveTrace struct {
-	mu sync.Mutex
-	t  connTrace
+	mu    sync.Mutex
+	t     connTrace
+	now   func() int64
+	conn  net.Conn // the latest connection the request was given
+	trace httptrace.ClientTrace
 }
 
-// hooks returns the hooks that fill l on clock now; gotConn also receives each connection.
-func (l *liveTrace) hooks(now func() int64, gotConn func(net.Conn)) *httptrace.ClientTrace {
-	set := func(f func(t *connTrace)) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		f(&l.t)
+// newLiveTrace returns a trace whose hooks stamp on clock now; GotConn also tells the
+// connection's closeWatch that a request took it.
+func newLiveTrace(now func() int64) *liveTrace {
+	l := &liveTrace{now: now}
+	l.trace = httptrace.ClientTrace{ConnectStart: l.connectStart, ConnectDone: l.connectDone,
+		TLSHandshakeStart: l.tlsStart, TLSHandshakeDone: l.tlsDone, WroteRequest: l.wroteRequest, GotConn: l.gotConn}
+	return l
+}
+
+func (l *liveTrace) connectStart(string, string) {
+	l.mu.Lock()
+	if l.t.connectStart == 0 {
+		l.t.connectStart = l.now()
 	}
-	return &httptrace.ClientTrace{
-		ConnectStart: func(string, string) {
-			set(func(t *connTrace) {
-				if t.connectStart == 0 {
-					t.connectStart = now()
-				}
-			})
-		},
-		ConnectDone:       func(string, string, error) { set(func(t *connTrace) { t.connectDone = now() }) },
-		TLSHandshakeStart: func() { set(func(t *connTrace) { t.tlsStart = now() }) },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { set(func(t *connTrace) { t.tlsDone = now() }) },
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				set(func(t *connTrace) { t.wrote = now() })
-			}
-		},
-		GotConn: func(i httptrace.GotConnInfo) {
-			set(func(t *connTrace) {
-				t.got++
-				t.closedYoung = t.closedYoung || t.prevYoung
-				t.prevYoung = i.Reused && i.WasIdle && i.IdleTime < closeWindow
-				t.reused = i.Reused
-				// Go's transport calls a connection that waited in its idle pool reused even
-				// when no request had used it; a pre-dialled one knows its first request.
-				t.predialed = nil
-				if p := predialedOf(i.Conn); p != nil && p.claim() {
-					t.predialed, t.reused = p, false
-				}
-			})
-			gotConn(i.Conn)
-		},
+	l.mu.Unlock()
+}
+
+func (l *liveTrace) connectDone(string, string, error) {
+	l.mu.Lock()
+	l.t.connectDone = l.now()
+	l.mu.Unlock()
+}
+
+func (l *liveTrace) tlsStart() {
+	l.mu.Lock()
+	l.t.tlsStart = l.now()
+	l.mu.Unlock()
+}
+
+func (l *liveTrace) tlsDone(tls.ConnectionState, error) {
+	l.mu.Lock()
+	l.t.tlsDone = l.now()
+	l.mu.Unlock()
+}
+
+func (l *liveTrace) wroteRequest(i httptrace.WroteRequestInfo) {
+	if i.Err != nil {
+		return
 	}
+	l.mu.Lock()
+	l.t.wrote = l.now()
+	l.mu.Unlock()
+}
+
+func (l *liveTrace) gotConn(i httptrace.GotConnInfo) {
+	l.got(i)
+	if w := watchOf(i.Conn); w != nil {
+		w.taken()
+	}
+}
+
+// got records the connection a request was given.
+func (l *liveTrace) got(i httptrace.GotConnInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := &l.t
+	t.got++
+	t.closedYoung = t.closedYoung || t.prevYoung
+	t.prevYoung = i.Reused && i.WasIdle && i.IdleTime < closeWindow
+	t.reused = i.Reused
+	// Go's transport calls a connection that waited in its idle pool reused even
+	// when no request had used it; a pre-dialled one knows its first request.
+	t.predialed = nil
+	if p := predialedOf(i.Conn); p != nil && p.claim() {
+		t.predialed, t.reused = p, false
+	}
+	l.conn = i.Conn
+}
+
+// connection is the latest connection the request was given (nil before any).
+func (l *liveTrace) connection() net.Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conn
 }
 
 // snapshot is what the hooks recorded so far.

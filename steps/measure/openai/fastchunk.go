@@ -34,6 +34,10 @@ type fastDecoder struct {
 	spot    textSpot
 	spots   [2]int
 	scratch []byte // an unquoted string before it is copied
+	// slots are the scalar values the walk read, in order, outside the values it skipped
+	// whole, for a skeleton of the payload; noSkel says it cannot be one (a message's text).
+	slots  []slot
+	noSkel bool
 }
 
 // textSpot locates a text value of a delta in its payload: data[start:end] is the JSON
@@ -54,35 +58,48 @@ var (
 	topNames    = []string{"choices", "usage", "error", "timings"}
 	choiceNames = []string{"delta", "message", "finish_reason"}
 	deltaNames  = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
+	usageNames  = []string{"prompt_tokens", "completion_tokens", "completion_tokens_details", "prompt_tokens_details"}
+	detailNames = []string{"reasoning_tokens", "cached_tokens"}
 )
 
 // fastChunk decodes data as json.Unmarshal into a wireChunk would and returns its Chunk,
 // or reports !ok.
 func fastChunk(data []byte) (Chunk, bool) {
-	c, _, ok := fastChunkSpot(data)
+	c, _, _, ok := fastChunkSpot(data, false)
 	return c, ok
 }
 
 // fastChunkSpot is fastChunk that also tells where the payload's text value is, when it has
-// exactly one, in its delta (spot.field -1 otherwise).
-func fastChunkSpot(data []byte) (c Chunk, spot textSpot, ok bool) {
+// exactly one, in its delta (spot.field -1 otherwise), and, with skel, returns the payload's
+// skeleton when it can have one (nil otherwise).
+func fastChunkSpot(data []byte, skel bool) (c Chunk, spot textSpot, sk *skeleton, ok bool) {
 	f := fastDecoders.Get().(*fastDecoder)
 	defer fastDecoders.Put(f)
 	f.in = *bytes.NewBuffer(data)
 	f.dec.Reset(&f.in, jsontext.AllowDuplicateNames(true))
 	f.spots = [2]int{}
+	f.slots, f.noSkel = f.slots[:0], false
 	var w wireChunk // its pointers and slice point into f, so it is read before f goes back
 	if !f.top(&w) {
-		return Chunk{}, textSpot{}, false
+		return Chunk{}, textSpot{}, nil, false
 	}
 	if _, err := f.dec.ReadToken(); err != io.EOF { // only whitespace may follow
-		return Chunk{}, textSpot{}, false
+		return Chunk{}, textSpot{}, nil, false
 	}
 	spot = textSpot{field: -1}
 	if f.spots == [2]int{1, 0} {
 		spot = f.spot
 	}
-	return w.chunk(), spot, true
+	if skel && !f.noSkel {
+		sk = newSkeleton(data, f.slots, &w)
+	}
+	return w.chunk(), spot, sk, true
+}
+
+// mark records the scalar value v the walk just read as a slot of the payload's skeleton.
+func (f *fastDecoder) mark(v jsontext.Value, kind byte, role int8) {
+	end := int(f.dec.InputOffset())
+	f.slots = append(f.slots, slot{start: end - len(v), end: end, kind: kind, role: role})
 }
 
 // open reads the opening delimiter of an object or array.
@@ -109,6 +126,21 @@ func (f *fastDecoder) skip(name string, fields []string) bool {
 			return false
 		}
 	}
+	return f.skipValue()
+}
+
+// skipValue passes over a value; a string or a number is a slot of the skeleton (an object or
+// an array is part of its structure, byte for byte).
+func (f *fastDecoder) skipValue() bool {
+	switch k := f.dec.PeekKind(); k {
+	case '"', '0':
+		v, err := f.dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		f.mark(v, byte(k), roleNone)
+		return true
+	}
 	return f.dec.SkipValue() == nil
 }
 
@@ -125,7 +157,7 @@ func (f *fastDecoder) top(w *wireChunk) bool {
 	if !f.open('{') {
 		return false
 	}
-	var choices bool
+	var choices, usage bool
 	for f.dec.PeekKind() != '}' {
 		tok, ok := f.name()
 		if !ok {
@@ -140,7 +172,15 @@ func (f *fastDecoder) top(w *wireChunk) bool {
 			if !f.choices(w) {
 				return false
 			}
-		case "usage", "error", "timings":
+		case "usage":
+			if usage {
+				return false
+			}
+			usage = true
+			if !f.null() && !f.usage(w) { // a null leaves the field as absent
+				return false
+			}
+		case "error", "timings":
 			if !f.null() { // a null leaves the field as absent
 				return false
 			}
@@ -214,7 +254,7 @@ func (f *fastDecoder) choiceObject(ch *wireChoice) bool {
 			if f.null() {
 				continue
 			}
-			s, ok := f.str()
+			s, ok := f.finishReason()
 			if !ok {
 				return false
 			}
@@ -275,6 +315,9 @@ func (f *fastDecoder) deltaObject(d *wireDelta, which int) bool {
 		if which == 0 {
 			end := int(f.dec.InputOffset())
 			f.spot = textSpot{field: i, start: end - len(raw), end: end}
+			f.mark(raw, '"', roleContent+int8(i))
+		} else {
+			f.noSkel = true // a message: one per non-streamed answer, never worth a skeleton
 		}
 		f.spots[which]++
 		var err error
@@ -309,14 +352,18 @@ func (f *fastDecoder) strValue() (jsontext.Value, bool) {
 	return v, err == nil
 }
 
-// str reads a string value, unescaped.
-func (f *fastDecoder) str() (string, bool) {
+// finishReason reads the finish_reason string, unescaped, as a slot of the skeleton.
+func (f *fastDecoder) finishReason() (string, bool) {
 	if f.dec.PeekKind() != '"' {
 		return "", false
 	}
-	tok, err := f.dec.ReadToken()
+	v, err := f.dec.ReadValue()
 	if err != nil {
 		return "", false
 	}
-	return tok.String(), true // a copy: the decoder's buffer is reused
+	f.mark(v, '"', roleFinish)
+	if f.scratch, err = jsontext.AppendUnquote(f.scratch[:0], v); err != nil {
+		return "", false
+	}
+	return finishString(f.scratch), true // a copy: the decoder's buffer is reused
 }

@@ -49,7 +49,7 @@ func screen(resp *http.Response, stream bool) (class, msg string) {
 		return "", ""
 	}
 	ct := resp.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
+	mt := mediaType(ct)
 	if mt == "text/event-stream" || mt == "application/json" || mt == "" {
 		return "", ""
 	}
@@ -74,4 +74,15 @@ var errOversized = errors.New("response too large")
 // oversized reports whether a read failed on one of the bounds above.
 func oversized(err error) bool {
 	return errors.Is(err, errOversized) || errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLarge)
+}
+
+// mediaType is the media type of a Content-Type value, lower case, as mime.ParseMediaType
+// reads it ("" when it cannot); the two an SSE stream is sent with are known without parsing.
+func mediaType(ct string) string {
+	switch ct {
+	case "text/event-stream", "text/event-stream; charset=utf-8":
+		return "text/event-stream"
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"mime"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,16 @@ func TestReadBoundedAtAndPast(t *testing.T) {
 	}
 	if _, err := readBounded(strings.NewReader("abcd"), 3); err == nil || !strings.Contains(err.Error(), "larger than 3 bytes") {
 		t.Fatalf("err %v, want it to name the bound", err)
+	}
+}
+
+// TestMediaTypeAsParsed: the media types known without parsing are what mime reads.
+func TestMediaTypeAsParsed(t *testing.T) {
+	for _, ct := range []string{"text/event-stream", "text/event-stream; charset=utf-8", "Text/Event-Stream", "text/event-stream;charset=UTF-8",
+		"application/json", "", "text/event-stream; x", "nonsense"} {
+		want, _, _ := mime.ParseMediaType(ct)
+		if got := mediaType(ct); got != want {
+			t.Errorf("%q: %q, mime reads %q", ct, got, want)
+		}
 	}
 }

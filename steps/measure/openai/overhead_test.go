@@ -1,9 +1,14 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -65,13 +70,13 @@ func BenchmarkOverheadRatio(b *testing.B) {
 
 // arm is what one side measured over its points.
 type arm struct {
-	requests, tokens            int
-	window, all, windowCPU, cpu time.Duration
+	requests, tokens                       int
+	window, all, windowCPU, cpu, serverCPU time.Duration
 }
 
 func (a *arm) add(r arm) {
 	a.requests, a.tokens, a.window, a.all = a.requests+r.requests, a.tokens+r.tokens, a.window+r.window, a.all+r.all
-	a.windowCPU, a.cpu = a.windowCPU+r.windowCPU, a.cpu+r.cpu
+	a.windowCPU, a.cpu, a.serverCPU = a.windowCPU+r.windowCPU, a.cpu+r.cpu, a.serverCPU+r.serverCPU
 }
 
 func overheadRatio(b *testing.B, oc overheadCase) {
@@ -109,9 +114,9 @@ func overheadRatio(b *testing.B, oc overheadCase) {
 			cl.Warm(ctx, min(oc.c, n))
 			defer cl.Predial(ctx, min(oc.c, n))()
 		}
-		t0, cpu0 := time.Now(), cpuTime(b)
+		t0, cpu0, srv0 := time.Now(), cpuTime(b), childrenCPU(b)
 		recs, err := loadgen.Run(ctx, loadgen.Config{Requests: n, Concurrency: oc.c}, send, nil)
-		window, windowCPU := time.Since(t0), cpuTime(b)-cpu0
+		window, windowCPU, serverCPU := time.Since(t0), cpuTime(b)-cpu0, childrenCPU(b)-srv0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,7 +125,7 @@ func overheadRatio(b *testing.B, oc overheadCase) {
 				openai.CountTokens(&recs[k], results[recs[k].Index].Content, results[recs[k].Index].Reasoning)
 			}
 		}
-		r := arm{requests: len(recs), window: window, all: time.Since(t0), windowCPU: windowCPU, cpu: cpuTime(b) - cpu0}
+		r := arm{requests: len(recs), window: window, all: time.Since(t0), windowCPU: windowCPU, cpu: cpuTime(b) - cpu0, serverCPU: serverCPU}
 		for _, rec := range recs {
 			if rec.ErrorClass != "" {
 				b.Fatalf("request %d: %s: %s", rec.Index, rec.ErrorClass, rec.Error)
@@ -154,6 +159,8 @@ func overheadRatio(b *testing.B, oc overheadCase) {
 	b.ReportMetric(float64(cs.windowCPU.Microseconds())/float64(cs.requests), "client-window-cpu-µs/req")
 	b.ReportMetric(float64(cs.cpu.Microseconds())/float64(cs.requests), "client-cpu-µs/req")
 	b.ReportMetric(float64(rs.cpu.Microseconds())/float64(rs.requests), "raw-cpu-µs/req")
+	b.ReportMetric(float64(cs.serverCPU.Microseconds())/float64(cs.requests), "server-cpu-µs/client-req")
+	b.ReportMetric(float64(rs.serverCPU.Microseconds())/float64(rs.requests), "server-cpu-µs/raw-req")
 	b.ReportMetric(float64(2*iter), "points-each")
 	b.ReportMetric(0, "ns/op")
 }
@@ -179,3 +186,31 @@ func raiseFileLimit(b *testing.B, need int) {
 		b.Skipf("needs %d open files; raising the soft limit %d to the hard %d failed: %v", need, soft, l.Max, err)
 	}
 }
+
+// childrenCPU is the CPU time (user + system) the running children of this process have used,
+// the simulator's: from /proc, at the kernel's tick (10 ms); zero where there is no /proc.
+func childrenCPU(b *testing.B) time.Duration {
+	var total time.Duration
+	lists, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, l := range lists {
+		pids, _ := os.ReadFile(l)
+		for _, pid := range strings.Fields(string(pids)) {
+			stat, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil {
+				continue
+			}
+			// fields after the command (which may hold spaces) in parentheses: utime is the 12th, stime the 13th
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			if len(f) < 13 {
+				continue
+			}
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			total += time.Duration(u+s) * time.Second / clockTicks
+		}
+	}
+	return total
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const clockTicks = 100

@@ -26,6 +26,14 @@ type stampConn struct {
 	oob      []byte
 	last     atomic.Int64 // stamp of the latest Read that returned data, on the client clock
 	watch    closeWatch   // whether (and when) the server closed it, off the data path
+	// recv is the recvmsg Read hands raw.Read, made once: a closure per Read cost three
+	// allocations. p, n, oobn and rerr are its argument and results (one Read at a time: the
+	// transport's reader, or the stock's watcher before it).
+	recv    func(fd uintptr) bool
+	p       []byte
+	n, oobn int
+	rerr    error
+	clockFn func() int64 // clock as a func value, made once (KernelClock)
 }
 
 // StampConn enables kernel receive timestamps on a TCP connection; any other connection, or
@@ -46,7 +54,13 @@ func StampConn(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	return &stampConn{Conn: tc, raw: raw, oob: make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{}))))}
+	sc := &stampConn{Conn: tc, raw: raw, oob: make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{}))))}
+	sc.recv = func(fd uintptr) bool {
+		sc.n, sc.oobn, _, _, sc.rerr = syscall.Recvmsg(int(fd), sc.p, sc.oob, 0)
+		return sc.rerr != syscall.EAGAIN && sc.rerr != syscall.EINTR
+	}
+	sc.clockFn = sc.clock
+	return sc
 }
 
 // Read receives with recvmsg and records the kernel's receive time of the returned data
@@ -56,12 +70,10 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n, oobn int
-	var rerr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob, 0)
-		return rerr != syscall.EAGAIN && rerr != syscall.EINTR
-	})
+	c.p = p
+	err := c.raw.Read(c.recv)
+	n, oobn, rerr := c.n, c.oobn, c.rerr
+	c.p, c.rerr = nil, nil
 	if err == nil {
 		err = rerr
 	}
@@ -130,7 +142,7 @@ func (c *stampConn) clock() int64 {
 func KernelClock(c net.Conn) func() int64 {
 	for c != nil {
 		if sc, ok := c.(*stampConn); ok {
-			return sc.clock
+			return sc.clockFn
 		}
 		u, ok := c.(interface{ NetConn() net.Conn }) // TLS, a pre-dialled connection
 		if !ok {

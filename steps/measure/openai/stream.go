@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"net"
 	"net/http"
 	"net/http/httptrace"
+	"sync"
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
@@ -21,6 +20,10 @@ import (
 // (its end is stamped there and nothing read later is counted); the grace only lets the
 // connection be reused and shows a server that holds streams open or sends data after [DONE].
 const drainGrace = 250 * time.Millisecond
+
+// readers are SSE readers of streams that ended, reused (sse.Reader.Reset): a reader's
+// buffer is most of what a short answer would otherwise allocate.
+var readers = sync.Pool{New: func() any { return sse.NewReader(nil, nil) }}
 
 // Request is one chat completion to send.
 type Request struct {
@@ -85,12 +88,11 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		rec.RequestedOut = budget
 	}
 
-	tctx, cancelTimeout := context.WithTimeout(ctx, c.timeout)
-	defer cancelTimeout()
-	rctx, cancelReq := context.WithCancel(tctx)
+	rctx, cancelReq := context.WithCancel(ctx)
 	defer cancelReq()
-	build := func() (*http.Request, error) {
-		hreq, err := c.newRequest(rctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	// build makes the request on rctx with the exchange's trace hooks.
+	build := func(trace *httptrace.ClientTrace) (*http.Request, error) {
+		hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, trace), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -108,13 +110,6 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		hreq.Header["Idempotency-Key"] = nil
 		return hreq, nil
 	}
-	hreq, err := build()
-	if err != nil {
-		rec.StartNs = c.now()
-		rec.EndNs = rec.StartNs
-		rec.ErrorClass, rec.Error = schema.ErrorConnect, err.Error()
-		return Result{Record: rec}
-	}
 
 	// Within a point's window whose server closes connections after their responses, a
 	// request never takes an idle connection: the fresh client gives each its own, from the
@@ -124,7 +119,9 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		hc, window = c.fresh, nil
 	}
 	rec.StartNs = c.now()
-	x := c.exchange(hc, hreq, cancelReq, window)
+	dl := startDeadline(c.timeout, cancelReq)
+	defer dl.stop()
+	x := c.exchange(hc, build, dl, window)
 	if window != nil && x.conn.closedYoung {
 		// The transport retried the request after the server closed a connection that had
 		// just carried a response (not one an idle timeout closed): whatever the watch saw,
@@ -137,12 +134,10 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		// pre-dialled one just as it was handed out, before it answered a byte (Go's
 		// transport retries that only on a connection it reused). The server began no answer,
 		// so sending the request once more, on a connection of its own, adds no load.
-		if again, err := build(); err == nil {
-			x = c.exchange(c.fresh, again, cancelReq, nil)
-			x.conn.resent = true
-		}
+		x = c.exchange(c.fresh, build, dl, nil)
+		x.conn.resent = true
 	}
-	return c.interpret(ctx, tctx, rec, x)
+	return c.interpret(ctx, dl.timedOut(), rec, x)
 }
 
 // exchange performs the request and reads the body. Each message is stamped when the read
@@ -150,17 +145,15 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 // parsed (analyzer); token counting waits until the end. With window set (a request that
 // may leave its connection idle, in a window with a pre-dialled stock) a response that ends
 // cleanly hands its connection to the window's watch (reuse).
-func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context.CancelFunc, window *reuse) (x exchange) {
-	var conn net.Conn
-	var live liveTrace
+func (c *Client) exchange(hc *http.Client, build func(*httptrace.ClientTrace) (*http.Request, error), dl *deadline, window *reuse) (x exchange) {
+	live := newLiveTrace(c.now)
 	defer func() { x.conn = live.snapshot() }()
-	trace := live.hooks(c.now, func(cn net.Conn) {
-		conn = cn
-		if w := watchOf(cn); w != nil {
-			w.taken()
-		}
-	})
-	hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), trace))
+	hreq, err := build(&live.trace)
+	if err != nil {
+		x.failNs = c.now()
+		x.transErr = err
+		return x
+	}
 	resp, err := hc.Do(hreq)
 	if err != nil {
 		x.failNs = c.now()
@@ -169,6 +162,7 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 	}
 	defer resp.Body.Close()
 	x.header = c.now()
+	conn := live.connection()
 	x.status = resp.StatusCode
 	if x.refused, x.refusal = screen(resp, hreq.Header.Get("Accept") == "text/event-stream"); x.refused != "" {
 		x.endNs = c.now()
@@ -179,7 +173,7 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		x.endNs = c.now()
 		return x
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
 		// A plain JSON completion (non-streaming call, or a server that ignored stream: true):
 		// one message, stamped when the whole body has arrived.
 		b, err := readBounded(resp.Body, MaxJSONBody)
@@ -198,9 +192,13 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 	if k := KernelClock(conn); k != nil {
 		clock = k
 	}
-	rd := sse.NewReader(resp.Body, clock)
-	x.an = &analyzer{}
-	var drain *time.Timer
+	rd := readers.Get().(*sse.Reader)
+	rd.Reset(resp.Body, clock)
+	defer func() {
+		rd.Reset(nil, nil) // the pool keeps no body
+		readers.Put(rd)
+	}()
+	x.an = newAnalyzer(&c.skel)
 	var doneNs int64
 	for {
 		m, err := rd.NextRaw() // its data is valid until the next call: add copies what it keeps
@@ -218,7 +216,7 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		x.an.add(m.Event, m.Data, m.TimeNs)
 		if m.Done() {
 			x.sawDone, doneNs = true, m.TimeNs
-			drain = time.AfterFunc(drainGrace, func() { cancelReq() })
+			dl.drain(drainGrace)
 		}
 	}
 	x.endNs = c.now()
@@ -231,8 +229,7 @@ func (c *Client) exchange(hc *http.Client, hreq *http.Request, cancelReq context
 		}
 		window.settle(conn, w)
 	}
-	if drain != nil {
-		drain.Stop()
+	if x.sawDone {
 		// The response was complete at [DONE].
 		x.endNs = doneNs
 		if x.readErr != nil && !errors.Is(x.readErr, io.EOF) {
@@ -253,14 +250,14 @@ func (x *exchange) stale() bool {
 
 // interpret turns an exchange into a record: parse every message, place the timestamps,
 // count tokens once, and class any failure.
-func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecord, x exchange) Result {
+func (c *Client) interpret(parent context.Context, timedOut bool, rec schema.RequestRecord, x exchange) Result {
 	rec.Status = x.status
 	rec.HeadersNs = x.header
 	x.conn.fill(&rec)
 	rec.EndNs = x.endNs
 	if x.transErr != nil {
 		rec.EndNs = x.failNs
-		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorConnect, x.transErr)
+		rec.ErrorClass, rec.Error = c.classContext(parent, timedOut, schema.ErrorConnect, x.transErr)
 		return Result{Record: rec}
 	}
 	if x.refused != "" {
@@ -273,7 +270,11 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 		return Result{Record: rec}
 	}
 	c.analysis <- struct{}{}
-	a := x.an.result()
+	a, messages := x.an.result(), x.an.messages()
+	if x.an != nil {
+		x.an.release()
+		x.an = nil
+	}
 	res := Result{Content: a.content, Reasoning: a.reasoning}
 	rec.ChunkNs = a.chunkNs
 	rec.FirstTokenNs, rec.FirstOutputNs, rec.LastContentNs = a.firstToken, a.firstOutput, a.lastContent
@@ -302,10 +303,10 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 	case !x.sawDone && oversized(x.readErr):
 		rec.ErrorClass, rec.Error = schema.ErrorOversized, x.readErr.Error()
 	case !cleanEnd && !x.sawDone:
-		rec.ErrorClass, rec.Error = c.classContext(parent, tctx, schema.ErrorDropped, x.readErr)
+		rec.ErrorClass, rec.Error = c.classContext(parent, timedOut, schema.ErrorDropped, x.readErr)
 	case !x.sawDone && a.finish == "":
 		rec.ErrorClass = schema.ErrorDropped
-		rec.Error = fmt.Sprintf("stream ended without [DONE] or finish_reason after %d messages", x.an.messages())
+		rec.Error = fmt.Sprintf("stream ended without [DONE] or finish_reason after %d messages", messages)
 	case a.firstToken == 0:
 		rec.ErrorClass, rec.Error = schema.ErrorEmpty, "finished without any content or reasoning"
 	}
@@ -315,11 +316,11 @@ func (c *Client) interpret(parent, tctx context.Context, rec schema.RequestRecor
 
 // classContext names a transport or read failure: cancelled when the run was interrupted,
 // timeout when the per-request deadline passed, otherwise the given class.
-func (c *Client) classContext(parent, tctx context.Context, class string, err error) (string, string) {
+func (c *Client) classContext(parent context.Context, timedOut bool, class string, err error) (string, string) {
 	switch {
 	case parent.Err() != nil:
 		return schema.ErrorCancelled, "cancelled: " + c.redact(err.Error())
-	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+	case timedOut:
 		return schema.ErrorTimeout, fmt.Sprintf("no complete response within %s", c.timeout)
 	}
 	return class, c.redact(err.Error())

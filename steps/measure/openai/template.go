@@ -24,6 +24,7 @@ import (
 // a caller keeps them by copying.
 type chunkParser struct {
 	tmpl   []byte   // the template payload (nil: none yet)
+	kept   []byte   // tmpl's buffer, kept for the next stream (release)
 	spot   textSpot // where its text value is
 	choice [1]wireChoice
 	delta  wireDelta
@@ -31,7 +32,17 @@ type chunkParser struct {
 	text   []byte // the latest unquoted text
 	str    string // a view of text
 	hits   int    // payloads read from the template (for tests)
+	// shared are the client's skeletons (nil: none), tried after the template: a payload
+	// neither reads is parsed afresh and, up to maxLearn a stream, becomes a skeleton.
+	shared   *skeletons
+	sr       skelRead
+	learned  int
+	skelHits int // payloads read from a skeleton (for tests)
 }
+
+// maxLearn bounds the skeletons one stream adds: a server whose every chunk differs in its
+// structure (logprobs, say) costs a walk a chunk, not a skeleton a chunk.
+const maxLearn = 4
 
 // parse decodes one payload as ParseChunk does.
 func (p *chunkParser) parse(data []byte) (Chunk, error) {
@@ -39,9 +50,26 @@ func (p *chunkParser) parse(data []byte) (Chunk, error) {
 		p.hits++
 		return c, nil
 	}
-	c, spot, ok := fastChunkSpot(data)
+	for _, sk := range p.shared.all() {
+		if c, ok := sk.read(data, &p.sr); ok {
+			p.skelHits++
+			if sk.texts == 1 {
+				for i, s := range sk.slots {
+					if s.role >= roleContent && s.role <= roleReasoning {
+						p.setTemplate(data, textSpot{field: int(s.role - roleContent), start: p.sr.vals[i][0], end: p.sr.vals[i][1]}, c)
+					}
+				}
+			}
+			return c, nil
+		}
+	}
+	c, spot, sk, ok := fastChunkSpot(data, p.shared != nil && p.learned < maxLearn)
 	if !ok {
 		return parseChunkV1(data)
+	}
+	if sk != nil {
+		p.shared.add(sk)
+		p.learned++
 	}
 	if spot.field >= 0 {
 		p.setTemplate(data, spot, c)
@@ -51,7 +79,8 @@ func (p *chunkParser) parse(data []byte) (Chunk, error) {
 
 // setTemplate makes data, read as c with its text value at spot, the template.
 func (p *chunkParser) setTemplate(data []byte, spot textSpot, c Chunk) {
-	p.tmpl = append(p.tmpl[:0], data...)
+	p.tmpl = append(p.kept[:0], data...)
+	p.kept = p.tmpl
 	p.spot = spot
 	p.choice[0] = wireChoice{}
 	if c.FinishReason != "" { // an empty or null finish_reason reads alike
@@ -86,4 +115,25 @@ func (p *chunkParser) fromTemplate(data []byte) (Chunk, bool) {
 	p.choice[0].Delta = &p.delta
 	w := wireChunk{Choices: p.choice[:]}
 	return w.chunk(), true
+}
+
+// reset makes p a parser of a new stream of the same client, keeping its buffers (up to
+// maxKept each).
+func (p *chunkParser) reset() {
+	kept, text, shared := p.kept, p.text[:0], p.shared
+	sr := skelRead{scratch: p.sr.scratch[:0]}
+	for k := range sr.text {
+		sr.text[k] = keep(p.sr.text[k])
+	}
+	*p = chunkParser{kept: keep(kept), text: keep(text), shared: shared, sr: sr}
+}
+
+// maxKept bounds a buffer a reset parser keeps.
+const maxKept = 16 << 10
+
+func keep(b []byte) []byte {
+	if cap(b) > maxKept {
+		return nil
+	}
+	return b[:0]
 }

@@ -45,8 +45,8 @@ func (c *Client) Warm(ctx context.Context, n int) Warmed {
 	for range n {
 		wg.Go(func() {
 			once := sync.Once{}
-			var live liveTrace
-			trace := live.hooks(c.now, func(net.Conn) {})
+			live := newLiveTrace(c.now)
+			trace := &live.trace
 			trace.GotConn = func(i httptrace.GotConnInfo) {
 				once.Do(func() {
 					if !i.Reused {

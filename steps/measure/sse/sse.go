@@ -98,6 +98,27 @@ func NewReader(src io.Reader, now func() int64) *Reader {
 	return &Reader{src: src, now: now, maxLine: DefaultMaxLine, maxEvent: DefaultMaxEvent, buf: make([]byte, initialBuf)}
 }
 
+// maxKeptBuf bounds the buffers a Reset keeps: past it they are dropped, so a pooled Reader
+// never holds on to what one long line or message made it grow to.
+const maxKeptBuf = 64 << 10
+
+// Reset makes r read src as NewReader(src, now) would, keeping its buffers (up to 64 KiB
+// each) and its bounds: a client can reuse one Reader per stream in flight instead of
+// allocating one per request.
+func (r *Reader) Reset(src io.Reader, now func() int64) {
+	if now == nil {
+		now = Now
+	}
+	buf, marks, data := r.buf, r.marks[:0], r.data[:0]
+	if cap(buf) > maxKeptBuf || len(buf) == 0 {
+		buf = make([]byte, initialBuf)
+	}
+	if cap(data) > maxKeptBuf {
+		data = nil
+	}
+	*r = Reader{src: src, now: now, maxLine: r.maxLine, maxEvent: r.maxEvent, buf: buf, marks: marks, data: data}
+}
+
 // SetMaxLine changes the longest line accepted (n ≤ 0 keeps the default).
 func (r *Reader) SetMaxLine(n int) {
 	if n > 0 {

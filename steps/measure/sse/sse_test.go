@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -270,7 +271,8 @@ func FuzzReader(f *testing.F) {
 		if !errors.Is(err, io.EOF) {
 			t.Fatalf("whole: err %v", err)
 		}
-		chunked, err := readAll(t, NewReader(split(pieces...), counter()))
+		// the chunked reading goes through a Reader reused after another stream (Reset)
+		chunked, err := readAll(t, used(t, split(pieces...)))
 		if !errors.Is(err, io.EOF) {
 			t.Fatalf("chunked: err %v", err)
 		}
@@ -389,5 +391,42 @@ func TestNextRawAgreesWithNext(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// used returns a Reader that read a stream leaving state behind (a last event ID, a retry, a
+// message cut off, a grown buffer) and was then Reset onto src.
+func used(t testing.TB, src io.Reader) *Reader {
+	r := NewReader(strings.NewReader("id: stale\nretry: 5\nevent: x\ndata: "+strings.Repeat("y", 3*initialBuf)+"\n\n:\r"+"data: cut"), counter())
+	if _, err := readAll(t, r); !errors.Is(err, io.EOF) {
+		t.Fatalf("first stream: %v", err)
+	}
+	r.Reset(src, counter())
+	return r
+}
+
+// TestResetReadsAsNew: a Reader Reset onto a stream reads it as a new one would — no last
+// event ID, retry, event type or part of a message carried over, stamps from the new clock.
+func TestResetReadsAsNew(t *testing.T) {
+	in := "\xEF\xBB\xBFdata: a\n\ndata: b\r\nid: 2\r\n\r\n"
+	want, err := readAll(t, NewReader(strings.NewReader(in), counter()))
+	if !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	r := used(t, strings.NewReader(in))
+	got, err := readAll(t, r)
+	if !errors.Is(err, io.EOF) || !slices.Equal(got, want) {
+		t.Fatalf("after Reset: %+v (%v), want %+v", got, err, want)
+	}
+	if _, ok := r.Retry(); ok {
+		t.Error("the retry of the stream before Reset carried over")
+	}
+	big := NewReader(strings.NewReader("data: "+strings.Repeat("z", 2*maxKeptBuf)+"\n\n"), counter())
+	if _, err := readAll(t, big); !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	big.Reset(strings.NewReader(""), nil)
+	if cap(big.buf) > maxKeptBuf || cap(big.data) > maxKeptBuf {
+		t.Errorf("Reset kept buffers of %d and %d bytes, want at most %d", cap(big.buf), cap(big.data), maxKeptBuf)
 	}
 }
