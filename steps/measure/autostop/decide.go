@@ -22,7 +22,7 @@ const Alpha = 0.05
 const DecideGrowth = 1.5
 
 // MethodDecide names how a decision's bounds are made and its error is spent.
-const MethodDecide = "one-sided batch-means/sectioning bounds (Cornish-Fisher skew-corrected for means) at looks fixed in advance; alpha/2 a side spent over the looks in proportion to their requests, and on the failing side split over the clauses"
+const MethodDecide = "one-sided batch-means/sectioning bounds (means skew-corrected by Hall's transformation) at looks fixed in advance; alpha/2 a side spent over the looks in proportion to their requests, and on the failing side split over the clauses"
 
 // Counts a decision reads exactly (no interval): they only grow as requests are added, so a
 // clause on one that fails at a look fails for the point, and one that holds is the point's.

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/perfdag/perfdag/schema"
 )
 
 // Log-space parameters of the simulated latencies: median 100 ms, σ 0.5 (skewed).
@@ -111,18 +109,21 @@ type tally struct {
 	est, est2     float64
 }
 
-func (t *tally) add(iv schema.Interval, ok bool, truth float64) {
-	if !ok {
+// add counts e's two-sided interval (none when e.K is 0) against truth; the estimator's
+// spread is that of e.Centre, not of the interval's midpoint (a skewed mean's interval is
+// not symmetric about it).
+func (t *tally) add(e Estimate, truth float64) {
+	if e.K == 0 {
 		return
 	}
+	iv := e.Interval()
 	t.made++
 	if iv.Contains(truth) {
 		t.covered++
 	}
 	t.halfWidth += iv.HalfWidth()
-	c := (iv.Lo + iv.Hi) / 2
-	t.est += c
-	t.est2 += c * c
+	t.est += e.Centre
+	t.est2 += e.Centre * e.Centre
 }
 
 func (t *tally) coverage() float64 { return float64(t.covered) / float64(t.made) }
@@ -195,13 +196,13 @@ func checkCoverage(t *testing.T, s series, n int) {
 	r := rand.New(rand.NewPCG(uint64(n), 0x5eed))
 	for range reps {
 		xs := s.gen(r, n)
-		iv, ok := Mean(xs)
-		mt.add(iv, ok, s.mean)
-		for i, iv := range Quantiles(xs, qs...) {
-			qt[i].add(iv, iv.N > 0, truth[i])
+		e, _ := Batching{}.MeanEstimate(xs)
+		mt.add(e, s.mean)
+		for i, e := range (Batching{}).QuantileEstimates(xs, qs...) {
+			qt[i].add(e, truth[i])
 		}
-		iv, ok = Ratio(throughputPair(r, xs))
-		tp.add(iv, ok, 1e4/s.mean)
+		e, _ = Batching{}.RatioEstimate(throughputPair(r, xs))
+		tp.add(e, 1e4/s.mean)
 	}
 	stats := []struct {
 		stat string
@@ -236,16 +237,18 @@ func checkCoverage(t *testing.T, s series, n int) {
 }
 
 // TestRareBurstsUndercover shows the limit docs/statistics.md states: a point must hold many
-// episodes of whatever slows the server. Bursts that start once per 50 calm requests and
-// last 10 appear ~17 times in 1,000 requests; the count is skewed, and the interval of the
-// mean, though its batches are long, covers visibly less than 95 %.
+// episodes of whatever slows the server. Bursts that start once per 100 calm requests and
+// last 10 appear ~9 times in 1,000 requests; the count is skewed, and the interval of the
+// mean, though its batches are long and its skew corrected, covers visibly less than 95 %
+// (91.3 % over 10,000 replications; with one burst per 50 calm requests, ~17, the corrected
+// interval covers 93.8 %).
 func TestRareBurstsUndercover(t *testing.T) {
-	s, n := bursty(0.02, 0.1), 1000
+	s, n := bursty(0.01, 0.1), 1000
 	r := rand.New(rand.NewPCG(11, 0x5eed))
 	var mt tally
 	for range reps {
-		iv, ok := Mean(s.gen(r, n))
-		mt.add(iv, ok, s.mean)
+		e, _ := Batching{}.MeanEstimate(s.gen(r, n))
+		mt.add(e, s.mean)
 	}
 	t.Logf("%-14s n=%d mean coverage %.1f %%", s.name, n, 100*mt.coverage())
 	if mt.made != reps || mt.coverage() >= 0.93 {

@@ -231,8 +231,8 @@ func second[T any](_ T, ok bool) bool { return ok }
 
 // A rate's one-sided bounds lie on either side of it: on evenly spaced starts whose last span
 // (to the window's end) is longer, the ratio's linearised series has one outlier and a large
-// skew; its Cornish–Fisher term, once multiplied by requests per second, put the upper bound
-// below the estimate (a rate of 24/s bounded above by 10).
+// skew; a skew correction of it, once multiplied by requests per second, put the upper bound
+// below the estimate (a rate of 24/s bounded above by 10). Ratios now take none.
 func TestRatioBoundsAroundTheRate(t *testing.T) {
 	n := 500
 	num, den := make([]float64, n), make([]float64, n)

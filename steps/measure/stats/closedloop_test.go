@@ -34,10 +34,13 @@ func queueIntervals(recs []schema.RequestRecord) schema.Intervals {
 // TestIntervalsCoverClosedLoop: on the prefill-queue closed loop, the intervals points get
 // cover the long-run truth (from 400,000 requests) in 93–99.5 % of 1,000 seeded points, at
 // 80, 20 and 40 × the requests in flight: batches sized from the series' own correlation
-// where it can be trusted, else 8 × in flight (asserted where at least 100 of the 1,000
-// points have one). A nearly deterministic server (prefill σ 0.05) is a case of its own: its
+// where it can be trusted, else 8 × in flight (asserted where at least a tenth of the points
+// have one). A nearly deterministic server (prefill σ 0.05) is a case of its own: its
 // saturated queue repeats one staircase of TTFTs every turn. Points of 80 × get every
-// interval; shorter ones those their data trust. PERFDAG_LONG=1 adds concurrency 64.
+// interval; shorter ones those their data trust. At concurrency 4 the skewed mean TTFT
+// covers about 93.8 %, less than one Monte-Carlo standard error of 1,000 points (0.77) above
+// 93: that case measures 10,000 points (0.24), which at 320 requests each cost little.
+// PERFDAG_LONG=1 adds concurrency 64.
 func TestIntervalsCoverClosedLoop(t *testing.T) {
 	for _, c := range []struct {
 		conc  int
@@ -65,11 +68,15 @@ func TestIntervalsCoverClosedLoop(t *testing.T) {
 				"request_latency_avg_ms": sumOf(lat) / float64(len(lat)), "request_latency_p50_ms": Percentile(lat, 50),
 				"output_tok_s": tokens / window,
 			}
+			points := reps
+			if c.conc == 4 {
+				points = 10 * reps
+			}
 			for _, turns := range []int{80, 20, 40} { // 80 × first: the replications the floor alone was measured on
 				n := int(math.Ceil(float64(turns) * inflight))
 				covered, made := map[string]int{}, map[string]int{}
 				ess := map[string]float64{}
-				for range reps {
+				for range points {
 					ivs := queueIntervals(queuesim.Run(r, c.conc, 20*c.conc, n, c.sigma))
 					for k, v := range truth {
 						iv, ok := ivs[k]
@@ -92,23 +99,17 @@ func TestIntervalsCoverClosedLoop(t *testing.T) {
 						continue
 					}
 					cov := float64(covered[k]) / float64(made[k])
-					t.Logf("c=%d σ=%g in flight %.1f n=%d (%d×) %-22s made %4d, coverage %.1f %%, mean ESS %.0f",
-						c.conc, c.sigma, inflight, n, turns, k, made[k], 100*cov, ess[k]/float64(made[k]))
-					if turns == 80 && made[k] != reps {
-						t.Errorf("%s: %d of %d intervals at 80 × in flight", k, made[k], reps)
+					t.Logf("c=%d σ=%g in flight %.1f n=%d (%d×) %-22s made %5d, coverage %.1f %% (±%.2f), mean ESS %.0f",
+						c.conc, c.sigma, inflight, n, turns, k, made[k], 100*cov, 100*math.Sqrt(cov*(1-cov)/float64(made[k])), ess[k]/float64(made[k]))
+					if turns == 80 && made[k] != points {
+						t.Errorf("%s: %d of %d intervals at 80 × in flight", k, made[k], points)
 					}
 					top := 0.995
 					if c.sigma < 0.1 {
 						top = 1 // the staircase's batch means vary more than its mean does: conservative
 					}
-					low := 0.93
-					if c.conc == 4 && k == "ttft_avg_ms" {
-						// the mean of a skewed TTFT (ESS ~140 of 320) has the t interval's skew
-						// error: 92.9 % over 9,000 replications, batching unchanged (docs/statistics.md)
-						low = 0.915
-					}
-					if made[k] >= reps/10 && (cov < low || cov > top) {
-						t.Errorf("%s at n=%d: coverage %.3f of %d outside [%g, %g]", k, n, cov, made[k], low, top)
+					if made[k] >= points/10 && (cov < 0.93 || cov > top) {
+						t.Errorf("%s at n=%d: coverage %.3f of %d outside [0.93, %g]", k, n, cov, made[k], top)
 					}
 				}
 			}
