@@ -136,6 +136,7 @@ const (
 	FlagTruncatedPrompts       = "truncated_prompts"  // the server cut some prompts: ISL received < asked
 	FlagProtocolViolation      = "protocol_violation" // the server broke the streaming protocol (see point violations)
 	FlagNoEngineMetrics        = "no_engine_metrics"  // /metrics was scraped but no known engine family was in it
+	FlagClientBound            = "client_bound"       // the point's client was its bottleneck (Point.ClientBound)
 )
 
 // MetricsFamiliesNone is a point's metrics_families when /metrics was scraped and held no known

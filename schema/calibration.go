@@ -17,6 +17,55 @@ type Calibration struct {
 	// Method says how the figures were made, in one paragraph (it travels with the file).
 	Method string             `json:"method"`
 	Points []CalibrationPoint `json:"points"` // ascending concurrency
+	// Ceilings are the most one client held on this machine; absent in a calibration made
+	// before they were measured.
+	Ceilings *CalibrationCeilings `json:"ceilings,omitempty"`
+}
+
+// CalibrationCeilings are the most one perfdag client held on the calibrated machine: streams,
+// requests per second and tokens per second, each measured against the built-in simulator in a
+// child process on the same machine, so each is a lower bound of the client's own (the
+// simulator's work shares the cores). plan and run warn before a point that asks for more.
+type CalibrationCeilings struct {
+	// Streams is the highest concurrency of the stream ladder the client held: closed-loop
+	// rungs doubling from 64 against the simulator pacing every stream at StreamTokensPerS
+	// (no batching, no queue), each held when its client was not client_bound and it took at
+	// least HeldRatio of the tokens the simulator paced. 0 when the first rung was not held.
+	Streams          int     `json:"streams"`
+	StreamTokensPerS float64 `json:"stream_tokens_per_s"` // each stream's pace: 1,000 / tpot_ms
+	StreamTokens     int     `json:"stream_tokens"`       // tokens a ladder request asks for
+	// StreamsEnd says why the ladder stopped: the first rung not held and why, or its top
+	// (the --max-streams asked, or what the open-file limit allows).
+	StreamsEnd string            `json:"streams_end"`
+	Rungs      []CalibrationRung `json:"rungs"`
+	// Concurrency is that of the zero-delay points below.
+	Concurrency int `json:"concurrency"`
+	// RequestsPerS is the request rate of one-token answers at zero delay (valid requests /
+	// (last end − first start)); TokensPerS the token rate of long answers of one-token chunks
+	// (server usage). Each comes with the client process's CPU over its window, in percent of
+	// one core: which side was busy.
+	RequestsPerS         float64 `json:"requests_per_s"`
+	RequestsClientCPUPct float64 `json:"requests_client_cpu_pct"`
+	TokensPerS           float64 `json:"tokens_per_s"`
+	TokensPerRequest     int     `json:"tokens_per_request"`
+	TokensClientCPUPct   float64 `json:"tokens_client_cpu_pct"`
+}
+
+// HeldRatio is the share of the paced tokens a ladder rung must take to be held.
+const HeldRatio = 0.9
+
+// CalibrationRung is one point of the stream ladder.
+type CalibrationRung struct {
+	Concurrency int     `json:"concurrency"`
+	Requests    int     `json:"requests"` // sent (two rounds of the closed loop)
+	Failed      int     `json:"failed"`
+	WindowS     float64 `json:"window_s"` // first start to last end
+	// Ratio is the tokens received over the window / the tokens the simulator's pace makes
+	// in it: concurrency × stream_tokens / (ttft + (stream_tokens − 1) × tpot) a second.
+	Ratio       float64      `json:"ratio"`
+	ClientBound *ClientBound `json:"client_bound,omitempty"`
+	Held        bool         `json:"held"`
+	Why         string       `json:"why,omitempty"` // why it was not held
 }
 
 // CalibrationMachine is the client machine as the calibration saw it: enough to tell that a

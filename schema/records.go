@@ -276,6 +276,10 @@ type Point struct {
 	// Decision is set when requests_per_point was {auto: {decide: ...}}: the SLO verdict the
 	// point measured until, with its bounds, their confidence and the looks it took.
 	Decision *Decision `json:"decision,omitempty"`
+	// ClientBound says whether the point's client was its bottleneck (its CPU, late sends,
+	// reads lagging the kernel's stamps); absent on a point no client of this perfdag measured
+	// (imported, the deterministic simulator) and on one recorded before it was measured.
+	ClientBound *ClientBound `json:"client_bound,omitempty"`
 
 	// Open-loop points (request_rate) only; absent on a closed-loop point. TTFTSched and
 	// RequestLatencySched run from each request's scheduled send (RequestRecord.ScheduledNs),

@@ -25,8 +25,9 @@ type simChild struct {
 	done chan error
 }
 
-// startSim starts `perfdag sim --zero-delay --listen-fd 3` and waits until it answers.
-func startSim(ctx context.Context, model string) (*simChild, error) {
+// startSim starts `perfdag sim --listen-fd 3` with args (--zero-delay, --config FILE) and waits
+// until it answers.
+func startSim(ctx context.Context, model string, args ...string) (*simChild, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find perfdag's own executable for the simulator: %w", err)
@@ -42,7 +43,7 @@ func startSim(ctx context.Context, model string) (*simChild, error) {
 	}
 	defer f.Close()
 	var stderr strings.Builder
-	cmd := exec.Command(exe, "sim", "--zero-delay", "--listen-fd", "3", "--model", model)
+	cmd := exec.Command(exe, append([]string{"sim", "--listen-fd", "3", "--model", model}, args...)...)
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = childAttr()

@@ -40,7 +40,7 @@ func TestCalibrateThenRun(t *testing.T) {
 	if err := os.WriteFile(yaml, []byte(calibrateCampaign), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := perfdagChild("calibrate", yaml, "--dir", dir, "--requests", "6").CombinedOutput(); err != nil {
+	if b, err := perfdagChild("calibrate", yaml, "--dir", dir, "--requests", "6", "--max-streams", "0").CombinedOutput(); err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, b)
 	}
 	var cal schema.Calibration

@@ -8,10 +8,11 @@ import (
 
 	"github.com/perfdag/perfdag/engine/plan"
 	"github.com/perfdag/perfdag/engine/run"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
 func (a *app) planCmd() *cobra.Command {
-	var format, dir string
+	var format, dir, calibration string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
@@ -22,6 +23,10 @@ from needs, brackets and per-endpoint ordering — and prints it in topological 
 
 With --dir, each node also says whether a run into that campaign directory would run it
 or reuse its checkpoint, and why. Nothing is written.
+
+A calibration (--calibration FILE, else the calibration.json of --dir) is checked first: a
+warning on stderr names each point whose asked load exceeds what one client held on the
+calibrated machine (perfdag calibrate's ceilings).
 
 Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.`,
 		Example: `  perfdag plan pipelines/quickstart.yaml
@@ -42,6 +47,12 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
 				}
 				return exit(ExitInvalid, err)
 			}
+			switch {
+			case calibration != "":
+				a.warnCeilings(c.Spec, calibration)
+			case dir != "":
+				a.warnCeilings(c.Spec, campaigndir.Abs(dir, campaigndir.Calibration()))
+			}
 			var note plan.Annotation
 			if dir != "" {
 				reg, _ := a.registry()
@@ -55,7 +66,8 @@ Formats: text (default), dot (Graphviz; dashed edges only order), mermaid, json.
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, dot, mermaid or json")
-	cmd.Flags().StringVar(&dir, "dir", "", "campaign directory to explain reuse against")
+	cmd.Flags().StringVar(&dir, "dir", "", "campaign directory to explain reuse against (its calibration.json, when there is one, checks every point's load)")
+	cmd.Flags().StringVar(&calibration, "calibration", "", "a calibration.json (perfdag calibrate) to check every point's load against: a warning names each point above one client's ceilings")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	return cmd
 }

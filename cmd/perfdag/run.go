@@ -172,6 +172,7 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 			}
 			prog = newProgress(a.stderr, kinds)
 			fmt.Fprintf(a.stderr, "campaign %s → %s (%s)\n", c.Spec().Campaign, dir, plural.N(len(c.Plan.Nodes), "node"))
+			a.warnCeilings(c.Spec(), campaigndir.Abs(dir, campaigndir.Calibration()))
 		},
 		Observe: func(e events.Event) {
 			if prog != nil {

@@ -52,7 +52,13 @@ const Method = "perfdag's client (session → loadgen → openai, kernel receive
 	"client's. Requests are paired with the simulator's record by the SHA-256 of their prompt. " +
 	"Ingest ceiling = output tokens (server usage) / (last end − first start) of zero-delay " +
 	"one-token-chunk streams; the simulator shares the machine, so it is a lower bound of the " +
-	"client's own ceiling; the client's CPU share says which side was busy."
+	"client's own ceiling; the client's CPU share says which side was busy. Ceilings: streams = the " +
+	"highest rung of closed-loop points doubling from 64 against a second simulator pacing each " +
+	"stream at 20 tokens/s (50 ms first token, no batching cost, no queue), two rounds of 32-token " +
+	"requests a rung, held when no request failed, the client was not client_bound (CPU, read lag) " +
+	"and it took at least 90 % of the paced tokens; requests/s = one-token answers and tokens/s = " +
+	"256-token answers at c256 against the zero-delay simulator; each a lower bound (the simulators " +
+	"share the cores)."
 
 // Target is one concurrency to calibrate and the workload its TTFT requests mimic.
 type Target struct {
@@ -154,7 +160,7 @@ func Run(ctx context.Context, targets []Target, o Options) ([]schema.Calibration
 		}
 		w := schema.Workload{Shape: workload.ShapeCustom, InputTokens: t.InputTokens, OutputTokens: ttftOutputTokens}
 		o.say("c%d: TTFT, %d requests of %d prompt tokens", t.Concurrency, n, t.InputTokens)
-		r, d, err := o.point(ctx, "ttft", t.Concurrency, n, w)
+		r, d, _, err := o.point(ctx, o.BaseURL, "ttft", t.Concurrency, n, w)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +188,7 @@ func Run(ctx context.Context, targets []Target, o Options) ([]schema.Calibration
 		if o.CPU != nil {
 			cpu0 = o.CPU()
 		}
-		r, _, err := o.point(ctx, "ingest", t.Concurrency, n, w)
+		r, _, _, err := o.point(ctx, o.BaseURL, "ingest", t.Concurrency, n, w)
 		if err != nil {
 			return nil, err
 		}
@@ -201,32 +207,33 @@ func (o Options) say(format string, args ...any) {
 	}
 }
 
-// point runs n requests at concurrency c through the session path, and returns the records and
-// the digest of each request's prompt.
-func (o Options) point(ctx context.Context, phase string, c, n int, w schema.Workload) ([]schema.RequestRecord, map[string]int, error) {
+// point runs n requests at concurrency c through the session path against the simulator at
+// base, and returns the records, the digest of each request's prompt and whether the client was
+// the window's bottleneck.
+func (o Options) point(ctx context.Context, base, phase string, c, n int, w schema.Workload) ([]schema.RequestRecord, map[string]int, *schema.ClientBound, error) {
 	const key = "calibration"
 	t := &engine.Task{Node: "calibrate[" + phase + "/c" + strconv.Itoa(c) + "]", Concurrency: c,
 		Endpoint: &schema.Endpoint{URL: "sim://", Model: o.Model}, EndpointKey: key,
-		Env: &endpoint.Env{Endpoints: map[string]endpoint.Resolved{key: {BaseURL: o.BaseURL, Sim: true}}}}
+		Env: &endpoint.Env{Endpoints: map[string]endpoint.Resolved{key: {BaseURL: base, Sim: true}}}}
 	salt := o.Salt + "/calibrate/" + phase + "/c" + strconv.Itoa(c)
 	s, err := session.Open(ctx, t, w, salt)
 	if err != nil {
-		return nil, nil, fmt.Errorf("calibrate c%d %s: %w", c, phase, err)
+		return nil, nil, nil, fmt.Errorf("calibrate c%d %s: %w", c, phase, err)
 	}
 	defer s.Close()
 	recs, err := s.Load(ctx, session.PhaseProfiling, loadgen.Config{Requests: n, Concurrency: c}, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("calibrate c%d %s: %w", c, phase, err)
+		return nil, nil, nil, fmt.Errorf("calibrate c%d %s: %w", c, phase, err)
 	}
 	digests := make(map[string]int, n)
 	for _, r := range recs {
 		p, err := s.Source.Prompt(r.Index)
 		if err != nil {
-			return nil, nil, fmt.Errorf("calibrate c%d %s: prompt %d: %w", c, phase, r.Index, err)
+			return nil, nil, nil, fmt.Errorf("calibrate c%d %s: prompt %d: %w", c, phase, r.Index, err)
 		}
 		digests[sim.PromptDigest(p.Text)] = r.Index
 	}
-	return recs, digests, nil
+	return recs, digests, s.ClientBound(), nil
 }
 
 // ttft pairs each valid record with the simulator's truth of the same prompt (an ambiguous or

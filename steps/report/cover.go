@@ -158,7 +158,7 @@ func caveats(v *view) []string {
 	out = append(out, islOSL(v)...)
 	out = append(out, settleCaveat(v.in.Campaign))
 
-	var undercount, evicted, suspect, grounded, ready int
+	var undercount, evicted, suspect, grounded, ready, clientBound int
 	evictedCells := map[string]bool{}
 	for i := range v.rows {
 		r := &v.rows[i]
@@ -172,6 +172,9 @@ func caveats(v *view) []string {
 		if hasFlag(r, schema.FlagReasoningParserSuspect) {
 			suspect++
 		}
+		if hasFlag(r, schema.FlagClientBound) {
+			clientBound++
+		}
 		if r.PlotReady {
 			ready++
 			if r.DCGMGrounded {
@@ -181,6 +184,9 @@ func caveats(v *view) []string {
 	}
 	if undercount > 0 {
 		out = append(out, fmt.Sprintf("Steady window: %s with num_prompts < 2 x concurrency; their throughput is undercounted (ramp/drain-dominated window).", plural.N(undercount, "point")))
+	}
+	if clientBound > 0 {
+		out = append(out, fmt.Sprintf("Client-bound: %s ran with the client as the bottleneck (its CPU saturated, sends late or reads behind the kernel's receive stamps: client_bound in point.json); their numbers measure the client as much as the server. Lower their load or split it over more clients.", plural.N(clientBound, "point")))
 	}
 	if evicted > 0 {
 		out = append(out, fmt.Sprintf("Evicted context: %s (%s) ran while the server evicted request context from its KV cache; their latencies include recomputation.", plural.N(len(evictedCells), "cell"), plural.N(evicted, "point")))

@@ -142,3 +142,24 @@ func TestCoverPromptUsageUnknown(t *testing.T) {
 	before.UsageCompletionDiffPct = f(-31)
 	mustContain(t, coverText(t, in), "Usage discrepancy: on 1 point the server's usage differs from the o200k_base count by more than 10 % on average (largest: completion -31.0 %)")
 }
+
+// TestCoverClientBound: points whose client was their bottleneck are counted in a caveat that
+// says what to do; a campaign without any has no such line.
+func TestCoverClientBound(t *testing.T) {
+	in := partialInput()
+	in.Atlas[0].Flags = append(in.Atlas[0].Flags, schema.FlagClientBound)
+	in.Atlas[1].Flags = append(in.Atlas[1].Flags, schema.FlagClientBound)
+	out := filepath.Join(t.TempDir(), "out.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, pdfText(t, out), "Client-bound: 2 points ran with the client as the bottleneck",
+		"Lower their load or split it over more clients.")
+	out = filepath.Join(t.TempDir(), "plain.pdf")
+	if err := report.Render(context.Background(), partialInput(), out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(pdfText(t, out), "Client-bound") {
+		t.Error("a campaign with no client-bound point has the caveat")
+	}
+}

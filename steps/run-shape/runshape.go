@@ -187,6 +187,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
+	point.ClientBound = s.ClientBound()
 	rule.record(&point, profiled)
 	point.MeasurementCost = measurementCost(t, s.Endpoint.Virtual != nil, records, point.RequestCount, time.Since(began))
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
@@ -198,6 +199,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		out.Summary += "; " + l
 	}
 	if l := rule.line(&point); l != "" {
+		out.Summary += "; " + l
+	}
+	if l := session.Line(point.ClientBound); l != "" {
 		out.Summary += "; " + l
 	}
 	if point.Status == "failed" {

@@ -227,6 +227,9 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	if p.MetricsFamilies == schema.MetricsFamiliesNone {
 		row.Flags = append(row.Flags, schema.FlagNoEngineMetrics)
 	}
+	if p.ClientBound.Bound() {
+		row.Flags = append(row.Flags, schema.FlagClientBound)
+	}
 }
 
 // fillDCGM joins the cell's DCGM window means for this point and derives tokens per watt.

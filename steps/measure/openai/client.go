@@ -74,6 +74,7 @@ type Client struct {
 	analysis chan struct{}
 	// skel are the shapes of chunk this client's streams have read (see skeleton).
 	skel skeletons
+	lag  ReadLag // its kernel-stamped reads' lag (ReadLag)
 }
 
 // New returns a Client with its own transport. It loads the tokenizer up front, so the first
@@ -98,6 +99,7 @@ func New(o Options) (*Client, error) {
 		o.UserStamps = true // kernel stamps are on sse.Now's time base only
 	}
 	// Every connection carries a closeWatch (see reuse): a kernel-stamped one has its own.
+	cl := &Client{}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
@@ -105,7 +107,7 @@ func New(o Options) (*Client, error) {
 			return nil, err
 		}
 		if !o.UserStamps {
-			c = StampConn(c)
+			c = stampConnLag(c, &cl.lag)
 		}
 		return watchable(c), nil
 	}
@@ -128,9 +130,11 @@ func New(o Options) (*Client, error) {
 	base := strings.TrimSuffix(strings.TrimSuffix(o.BaseURL, "/"), "/v1")
 	freshTr := tr.Clone()
 	freshTr.DisableKeepAlives = true
-	return &Client{base: base, key: o.APIKey, timeout: o.Timeout, now: o.Now, tr: tr, dialer: pd, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, deferCounts: o.DeferCounts,
-		fresh:    &http.Client{Transport: freshTr, CheckRedirect: noRedirect},
-		analysis: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}, nil
+	cl.base, cl.key, cl.timeout, cl.now, cl.tr, cl.dialer = base, o.APIKey, o.Timeout, o.Now, tr, pd
+	cl.http, cl.deferCounts = &http.Client{Transport: tr, CheckRedirect: noRedirect}, o.DeferCounts
+	cl.fresh = &http.Client{Transport: freshTr, CheckRedirect: noRedirect}
+	cl.analysis = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	return cl, nil
 }
 
 // DefersCounts reports whether streamed records wait for CountTokens (Options.DeferCounts).

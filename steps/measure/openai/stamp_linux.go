@@ -34,12 +34,16 @@ type stampConn struct {
 	n, oobn int
 	rerr    error
 	clockFn func() int64 // clock as a func value, made once (KernelClock)
+	lag     *ReadLag     // counts each read's lag behind its kernel stamp (nil: none)
 }
 
 // StampConn enables kernel receive timestamps on a TCP connection; any other connection, or
 // a kernel that refuses the option, is returned unchanged. Exported so test servers (session's
 // exact-timing server) stamp a request's arrival with this code rather than a copy of it.
-func StampConn(c net.Conn) net.Conn {
+func StampConn(c net.Conn) net.Conn { return stampConnLag(c, nil) }
+
+// stampConnLag is StampConn counting each read's lag in lag (nil: none).
+func stampConnLag(c net.Conn, lag *ReadLag) net.Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return c
@@ -54,7 +58,7 @@ func StampConn(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	sc := &stampConn{Conn: tc, raw: raw, oob: make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{}))))}
+	sc := &stampConn{Conn: tc, raw: raw, oob: make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{})))), lag: lag}
 	sc.recv = func(fd uintptr) bool {
 		sc.n, sc.oobn, _, _, sc.rerr = syscall.Recvmsg(int(fd), sc.p, sc.oob, 0)
 		return sc.rerr != syscall.EAGAIN && sc.rerr != syscall.EINTR
@@ -118,6 +122,7 @@ func (c *stampConn) stamp(oob []byte) int64 {
 			if age < 0 {
 				return now
 			}
+			c.lag.add(age)
 			return now - age
 		}
 		next := syscall.CmsgSpace(l - syscall.CmsgLen(0))

@@ -42,6 +42,8 @@ type Session struct {
 	warmed   openai.Warmed
 	// tok counts prompt and texts when the endpoint's basis is a tokenizer file (nil otherwise).
 	tok *hftok.Tokenizer
+	// bound is whether the latest Load's client was its bottleneck (nil: a virtual endpoint).
+	bound *schema.ClientBound
 }
 
 // Open prepares a session for the task's cell (or for w when given, e.g. a prewarm shape).
@@ -167,7 +169,8 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // connection the server is closing (each takes one from the stock). The records' o200k_base
 // token counts are made after the window (see openai.Options.DeferCounts). In an open loop
 // each record carries its scheduled send (loadgen.Run), against the wall clock from the
-// window's start, whatever the cap or the server does.
+// window's start, whatever the cap or the server does. ClientBound then says whether the
+// client was the window's bottleneck.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
@@ -179,9 +182,17 @@ func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, pr
 	if s.Endpoint.Virtual == nil && (s.Client.DefersCounts() || s.tok != nil) {
 		pending = &texts{by: map[int]pendingText{}}
 	}
+	s.bound = nil
+	var win window
+	if s.Endpoint.Virtual == nil {
+		win = s.openWindow()
+	}
 	recs, err := loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
 		return s.send(ctx, phase, cfg.Concurrency, i, pending)
 	}, progress)
+	if s.Endpoint.Virtual == nil {
+		s.bound = win.close(s, recs)
+	}
 	if pending != nil {
 		s.count(pending, recs) // after the window: it spent no CPU on tokenizing
 	}
@@ -194,6 +205,11 @@ func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, pr
 	}
 	return recs, err
 }
+
+// ClientBound reports whether the latest Load's client was its bottleneck: its process CPU,
+// late sends and read lag over the window (nil against the deterministic simulator, whose
+// records no client timed).
+func (s *Session) ClientBound() *schema.ClientBound { return s.bound }
 
 // Warmed reports the connections the latest Load opened before its window.
 func (s *Session) Warmed() openai.Warmed { return s.warmed }

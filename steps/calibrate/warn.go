@@ -1,0 +1,82 @@
+package calibrate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/workload"
+)
+
+// Warnings name every point of the campaign whose asked load exceeds what the calibration's
+// ceilings say one client holds, each with the ceiling and what to do. A closed-loop point asks
+// its concurrency in streams (a searched cell: its upper bound); an open-loop point asks its
+// rate in requests per second, its rate × answer length in tokens per second, and, by Little's
+// law, rate × the answer's time at the calibration's pace in streams (at most its in-flight
+// cap). host is this machine's name: a calibration made on another says so. None without
+// ceilings (a calibration made before they were measured).
+func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string {
+	ce := cal.Ceilings
+	if ce == nil {
+		return nil
+	}
+	from := fmt.Sprintf("calibrated %s", cal.Created.UTC().Format("2006-01-02 15:04Z"))
+	if h := cal.Machine.Host; h != "" && h != host {
+		from += " on " + h + ", not this machine"
+	}
+	held := func(what string) string {
+		return fmt.Sprintf("more than one client held on this machine (%s; %s)", what, from)
+	}
+	const todo = ": it would measure its client as much as the server; lower the load or split it over more clients"
+	var out []string
+	for _, cell := range c.Cells {
+		if cell.Import != nil {
+			continue // another tool's client measured it
+		}
+		answer := 1000
+		if b, err := workload.Resolve(cell.Workload); err == nil {
+			answer = b.OutputTokens
+		}
+		rate := cell.Workload.RequestRate
+		for _, conc := range askedConcurrencies(cell) {
+			point := fmt.Sprintf("cell %s at c%d", cell.ID, conc)
+			if rate <= 0 {
+				if conc > ce.Streams {
+					out = append(out, fmt.Sprintf("%s asks %d streams, %s%s", point, conc,
+						held(fmt.Sprintf("%d streams at %g tokens/s each", ce.Streams, ce.StreamTokensPerS)), todo))
+				}
+				continue
+			}
+			point = fmt.Sprintf("cell %s at %s/s (cap %d)", cell.ID, strconv.FormatFloat(rate, 'g', 4, 64), conc)
+			if ce.RequestsPerS > 0 && rate > ce.RequestsPerS {
+				out = append(out, fmt.Sprintf("%s asks %s requests/s, %s%s", point, strconv.FormatFloat(rate, 'g', 4, 64),
+					held(fmt.Sprintf("%.0f requests/s", ce.RequestsPerS)), todo))
+			}
+			if tok := rate * float64(answer); ce.TokensPerS > 0 && tok > ce.TokensPerS {
+				out = append(out, fmt.Sprintf("%s asks %.0f tokens/s (%d-token answers), %s%s", point, tok, answer,
+					held(fmt.Sprintf("%.0f tokens/s", ce.TokensPerS)), todo))
+			}
+			if ce.StreamTokensPerS <= 0 {
+				continue
+			}
+			streams := rate * float64(answer) / ce.StreamTokensPerS // Little's law at the ladder's pace
+			if conc > 0 {
+				streams = min(streams, float64(conc))
+			}
+			if int(streams) > ce.Streams {
+				out = append(out, fmt.Sprintf("%s asks about %.0f streams (%d-token answers at %g tokens/s each), %s%s", point, streams, answer,
+					ce.StreamTokensPerS, held(fmt.Sprintf("%d streams", ce.Streams)), todo))
+			}
+		}
+	}
+	return out
+}
+
+// askedConcurrencies are the concurrencies a cell may run at: its list, or a searched cell's
+// upper bound (the most its probes ask).
+func askedConcurrencies(cell schema.Cell) []int {
+	if s := cell.Search; s != nil && s.To > 0 {
+		return append(append([]int(nil), cell.Concurrencies...), s.To)
+	}
+	return cell.Concurrencies
+}
