@@ -4,21 +4,22 @@ import "github.com/perfdag/perfdag/schema"
 
 // Fanout is a node that expands at run time into point groups of its cell, one round at a
 // time, chosen from the results of the groups already made (an SLO search, a sweep that stops
-// early). Each group is the pipeline's point-scope steps at one concurrency: ordinary nodes
+// early). Each group is the pipeline's point-scope steps at one load: ordinary nodes
 // with their own fingerprints and checkpoints, so a killed search resumes by reusing them and
 // an edited rule re-uses every group whose fingerprint still matches.
 type Fanout interface {
-	// Next returns the concurrencies to measure next (in order), none when the answer is
-	// known. probes are the groups made so far, in order; free lists the concurrencies whose
-	// groups an earlier run measured and a reuse would give at no cost (or that --force asks
-	// to measure again), so a search can narrow its bracket with them first. Next must be a pure function of its arguments: a
-	// resume replays it over the reused groups and must reach the same decisions.
-	Next(probes []Probe, free []int) ([]int, error)
+	// Next returns the points to measure next (in order), none when the answer is known.
+	// probes are the groups made so far, in order; free lists the points whose groups an
+	// earlier run measured and a reuse would give at no cost (or that --force asks to measure
+	// again), in key order, so a search can narrow its bracket with them first. Next must be a
+	// pure function of its arguments: a resume replays it over the reused groups and must
+	// reach the same decisions.
+	Next(probes []Probe, free []schema.Load) ([]schema.Load, error)
 }
 
-// Probe is one point group a fan-out made: its concurrency and the results of its nodes.
+// Probe is one point group a fan-out made: its load and the results of its nodes.
 type Probe struct {
-	Conc     int
+	Load     schema.Load
 	Upstream []Upstream // the group's nodes that finished with a result, or failed (Result nil), in plan order
 	Reused   bool       // every node of the group was reused
 	Failed   string     // the first failure in the group, "" when none

@@ -86,7 +86,7 @@ type Task struct {
 	Phase       string               // "before" or "after" for a bracketing step, else ""
 	Campaign    *schema.Campaign     // defaults already merged into every cell
 	Cell        *schema.Cell         // nil at campaign scope
-	Concurrency int                  // 0 unless point scope
+	Load        schema.Load          // the point's load (an opaque key to the engine); zero unless point scope
 	Endpoint    *schema.Endpoint     // the node's endpoint, nil when it has none
 	EndpointKey string               // the endpoint's name in the campaign
 	Params      any                  // decoded `with:` (the Kind.Params type), nil when none
@@ -106,8 +106,8 @@ type Upstream struct {
 	Step   string
 	Kind   string
 	Cell   string
-	Conc   int
-	Result any // the kind's result struct (pointer), or map[string]any for free-form kinds
+	Load   schema.Load // the upstream's point, zero unless point scope
+	Result any         // the kind's result struct (pointer), or map[string]any for free-form kinds
 	// Outputs are the files the node wrote (relative path → sha256) as its checkpoint records them.
 	Outputs map[string]string
 	// Failed is the error of a step that failed but kept its result as evidence (a point whose
@@ -156,8 +156,9 @@ type Registry struct {
 	Setup func(ctx context.Context, c *schema.Campaign) (env any, cleanup func(), err error)
 	// RuleContext adds the domain's fields every gate and `when:` rule may read besides a
 	// result (a cell's identity, its shape): the engine never knows what a cell is made of.
-	// The generic fields (campaign, kind, cells, step, cell, concurrency) are always there.
-	RuleContext func(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any
+	// The generic fields (campaign, kind, cells, step, cell, concurrency, request_rate, load)
+	// are always there.
+	RuleContext func(c *schema.Campaign, cell *schema.Cell, l schema.Load, step string) map[string]any
 	// Files checks, at validate time, the files the campaign names outside itself that the
 	// domain reads (an endpoint's tokenizer file, ...), relative paths resolving in baseDir; a
 	// FieldError places its problem at the key that names the file.
@@ -208,10 +209,10 @@ func NewRegistry(kinds ...Kind) (*Registry, error) {
 
 // RuleEnv is what every gate and `when:` rule reads besides a result: the generic context and
 // the fields the registry's RuleContext adds (a cell's identity, its workload shape, ...).
-func (r *Registry) RuleEnv(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any {
-	env := gate.Context(c, cell, concurrency, step)
+func (r *Registry) RuleEnv(c *schema.Campaign, cell *schema.Cell, l schema.Load, step string) map[string]any {
+	env := gate.Context(c, cell, l, step)
 	if r != nil && r.RuleContext != nil {
-		for k, v := range r.RuleContext(c, cell, concurrency, step) {
+		for k, v := range r.RuleContext(c, cell, l, step) {
 			env[k] = v
 		}
 	}

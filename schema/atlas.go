@@ -1,12 +1,18 @@
 package schema
 
-// AtlasRow is one (cell, concurrency) row of atlas.jsonl (schema atlas_v1): the identity of
-// what was measured, the point metrics, and the telemetry joined onto it. Null means unmeasured.
+// AtlasRow is one (cell, point) row of atlas.jsonl (schema atlas_v1): the identity of what
+// was measured, the point metrics, and the telemetry joined onto it. Null means unmeasured.
 type AtlasRow struct {
-	Schema      string `json:"schema"` // atlas_v1
-	Campaign    string `json:"campaign"`
-	CellID      string `json:"cell_id"`
-	Concurrency int    `json:"concurrency"`
+	Schema   string `json:"schema"` // atlas_v1
+	Campaign string `json:"campaign"`
+	CellID   string `json:"cell_id"`
+	// Load is the point's key (c16, r2.5-cap64); "" on rows written before points were keyed
+	// by load (PointLoad reads those).
+	Load Load `json:"load"`
+	// Concurrency is a closed-loop point's concurrency, or a rate point's in-flight cap (0: none).
+	Concurrency int `json:"concurrency"`
+	// RequestRate is a rate point's asked requests per second (0 on a closed-loop point).
+	RequestRate float64 `json:"request_rate,omitempty"`
 
 	Model               string `json:"model"`
 	Hardware            string `json:"hardware"`
@@ -115,6 +121,17 @@ type AtlasRow struct {
 	// evidence beside the numbers. A point that fails a gate is still measured data.
 	Gates []GateVerdict  `json:"gates,omitempty"`
 	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// PointLoad is the row's point: its load, or for a row written before points were keyed by
+// load, its concurrency — capped at that concurrency, the rate its extra map names when the
+// cell ran open loop (extra.request_rate).
+func (r *AtlasRow) PointLoad() Load {
+	rate, _ := r.Extra["request_rate"].(float64)
+	if r.RequestRate > 0 {
+		rate = r.RequestRate
+	}
+	return LoadOf(r.Load, r.Concurrency, rate)
 }
 
 // GateFailed reports whether a fail-severity gate did not pass on the row.

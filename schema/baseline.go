@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // Schema names of the baseline registry's documents.
 const (
 	SchemaPerfBench     = "inference_perfbench_v1" // source-snapshot.json: one campaign cell's numbers
@@ -84,7 +89,7 @@ type PerfBenchWorkload struct {
 	Dataset          string `json:"dataset"`           // replay dataset path, or "synthetic"
 	Split            string `json:"split"`             // dataset split; empty for synthetic prompts
 	ConversationNum  int    `json:"conversation_num"`  // profiling requests over the whole sweep
-	ConcurrencySweep []int  `json:"concurrency_sweep"` // ascending
+	ConcurrencySweep []int  `json:"concurrency_sweep"` // the closed-loop points' concurrencies, ascending (in a snapshot written before load_sweep: every point's, a rate point's cap)
 	InputTokenBand   string `json:"input_token_band"`  // 1k, 10k, 100k, ... (from the shape's input budget)
 	OutputTokenBand  string `json:"output_token_band"` // 1k, 1.5k, ... (from the shape's answer budget)
 
@@ -94,7 +99,33 @@ type PerfBenchWorkload struct {
 	OutputTokens int    `json:"output_tokens,omitempty"`
 	Campaign     string `json:"campaign,omitempty"` // campaign slug the cell came from
 	Cell         string `json:"cell,omitempty"`     // cell id the numbers came from
+	// LoadSweep is every point's key in order (c1, c16, r2.5-cap64): a snapshot that has it
+	// keys its metrics by load — a closed-loop point by its bare concurrency as the seed's
+	// schema does ("16"), a rate point by its key. A snapshot without it was written before
+	// points were keyed by load: a bare key there may be an open-loop point's cap (MetricsLoad).
+	LoadSweep []string `json:"load_sweep,omitempty"`
 }
+
+// MetricsKey is the key of point l in PerfBench.Metrics: a closed-loop point's bare
+// concurrency (the seed's schema), a rate point's load key.
+func MetricsKey(l Load) string {
+	if l.IsRate() {
+		return l.Key()
+	}
+	return strconv.Itoa(l.Concurrency)
+}
+
+// MetricsLoad reads a PerfBench.Metrics key back: a bare concurrency or a load key.
+func MetricsLoad(key string) (Load, error) {
+	var l Load
+	if err := l.UnmarshalText([]byte(key)); err != nil || l.IsZero() {
+		return Load{}, fmt.Errorf("metrics key %q: want a positive concurrency or a point's key (r2.5-cap64)", key)
+	}
+	return l, nil
+}
+
+// KeyedByLoad reports whether the snapshot was written with load keys (LoadSweep present).
+func (p *PerfBench) KeyedByLoad() bool { return len(p.Workload.LoadSweep) > 0 }
 
 // PerfBenchPoint is one concurrency's headline metrics (AIPerf definitions, from the atlas).
 type PerfBenchPoint struct {
@@ -145,9 +176,10 @@ type BaselineEntry struct {
 	PerfdagVersion string `json:"perfdag_version,omitempty"`
 }
 
-// DiffRow is one compared metric: at one concurrency, or sweep-wide (concurrency 0).
+// DiffRow is one compared metric: at one point, or sweep-wide (concurrency 0, no load).
 type DiffRow struct {
-	Concurrency int      `json:"concurrency,omitempty"`
+	Concurrency int      `json:"concurrency,omitempty"` // the point's concurrency, or a rate point's in-flight cap
+	Load        string   `json:"load,omitempty"`        // a rate point's key (r2.5-cap64); empty on a concurrency point
 	Metric      string   `json:"metric"`
 	Baseline    *float64 `json:"baseline"`
 	Current     *float64 `json:"current"`

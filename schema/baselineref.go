@@ -9,9 +9,10 @@ type BaselineRef struct {
 	Name   string `yaml:"name" json:"name" doc:"the baseline's registered name (schedule.baseline)"`
 	SHA256 string `yaml:"sha256" json:"sha256" doc:"the snapshot's sha256, as baseline.json states it"`
 	Cell   string `yaml:"cell" json:"cell" doc:"the cell of this campaign whose points the baseline is compared with"`
-	// Points are the baseline's values by concurrency ("8"), then by the diff's metric name
-	// (ttft_p50_ms, throughput_toks_per_s, errors, ...).
-	Points map[string]map[string]BaselineRefValue `yaml:"points" json:"points" doc:"baseline values by concurrency, then by the diff's metric name"`
+	// Points are the baseline's values by the snapshot's point key (a concurrency "8", a rate
+	// point's key "r2.5-cap64": MetricsKey), then by the diff's metric name (ttft_p50_ms,
+	// throughput_toks_per_s, errors, ...).
+	Points map[string]map[string]BaselineRefValue `yaml:"points" json:"points" doc:"baseline values by point (a concurrency, or a rate point's key such as r2.5-cap64), then by the diff's metric name"`
 }
 
 // BaselineRefValue is one baseline value and how the diff judges a change of it.

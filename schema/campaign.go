@@ -114,14 +114,16 @@ func (id Identity) DeclaredGPUs() int {
 	return id.GPUs
 }
 
-// Cell is one workload measured at several concurrencies on one endpoint.
+// Cell is one workload measured at several loads (concurrencies, request rates) on one endpoint.
 type Cell struct {
-	ID               string   `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
-	Endpoint         string   `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
-	Workload         Workload `yaml:"workload" json:"workload" doc:"what each request looks like"`
-	Concurrencies    []int    `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"positive, unique concurrency points (none with search:, whose probes are the points)"`
-	RequestsPerPoint Count    `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, \"Nx\" for N times the concurrency (default 3x, at least 10), {auto: {metric, rel_ci, min, max}} to measure until the metric's 95 % interval is within ±rel_ci, or {auto: {decide: slo}} to measure until the SLO's verdict is known at 95 %; at most 100000 however written, Nx up to 1000x"`
-	WarmupRequests   int      `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
+	ID               string    `yaml:"id" json:"id" doc:"cell id: [a-z0-9._-], never a path"`
+	Endpoint         string    `yaml:"endpoint,omitempty" json:"endpoint,omitempty" doc:"endpoint name (default: the only endpoint)"`
+	Workload         Workload  `yaml:"workload" json:"workload" doc:"what each request looks like"`
+	Concurrencies    []int     `yaml:"concurrencies" json:"concurrencies" range:"1,100000" doc:"closed-loop points: positive, unique concurrencies (none with search:, whose probes are the points); with workload.request_rate, the in-flight caps of its open-loop points"`
+	Rates            []float64 `yaml:"rates,omitempty" json:"rates,omitempty" range:"0,100000" doc:"open-loop points: positive, unique request rates (requests per second, at most 6 significant digits), arrivals scheduled against the clock by workload.arrival; each point is keyed r<rate> (r2.5), or r<rate>-cap<max_in_flight>"`
+	MaxInFlight      int       `yaml:"max_in_flight,omitempty" json:"max_in_flight,omitempty" range:"0,100000" doc:"the in-flight cap of the cell's rates: an arrival finding this many requests in flight waits for one to end (default none: every arrival is sent on time)"`
+	RequestsPerPoint Count     `yaml:"requests_per_point,omitempty" json:"requests_per_point,omitempty" doc:"requests per point: an integer, \"Nx\" for N times the concurrency (default 3x, at least 10), {auto: {metric, rel_ci, min, max}} to measure until the metric's 95 % interval is within ±rel_ci, or {auto: {decide: slo}} to measure until the SLO's verdict is known at 95 %; at most 100000 however written, Nx up to 1000x"`
+	WarmupRequests   int       `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty" range:"0,100000" doc:"requests sent before each point and excluded from statistics"`
 	Identity         `yaml:",inline" json:",inline"`
 	Extra            map[string]any `yaml:"extra,omitempty" json:"extra,omitempty" doc:"free-form values copied into every atlas row's extra map"`
 	Import           *CellImport    `yaml:"import,omitempty" json:"import,omitempty" doc:"the cell's points come from existing benchmark outputs (the import kind) instead of being measured"`
@@ -151,8 +153,9 @@ type Workload struct {
 	Dataset      string         `yaml:"dataset,omitempty" json:"dataset,omitempty" doc:"mooncake_trace JSONL for dataset-replay (relative to the campaign file)"`
 	InputTokens  int            `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty" range:"0,2000000" doc:"input budget in o200k_base tokens (overrides the shape)"`
 	OutputTokens int            `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty" range:"0,1000000" doc:"answer length in tokens (overrides the shape)"`
-	RequestRate  float64        `yaml:"request_rate,omitempty" json:"request_rate,omitempty" range:"0,100000" doc:"open loop: requests per second; the concurrency point becomes the in-flight cap"`
-	Arrival      string         `yaml:"arrival,omitempty" json:"arrival,omitempty" enum:"poisson,constant" doc:"open-loop arrival process (default poisson)"`
+	RequestRate  float64        `yaml:"request_rate,omitempty" json:"request_rate,omitempty" range:"0,100000" doc:"the older spelling of one open-loop rate: requests per second, each of concurrencies becoming a point at this rate with that in-flight cap (r<rate>-cap<c>); write rates: and max_in_flight: on the cell instead"`
+	Arrival      string         `yaml:"arrival,omitempty" json:"arrival,omitempty" enum:"poisson,constant,gamma" doc:"open-loop arrival process: poisson (default), constant (evenly spaced), or gamma (gaps drawn from a gamma distribution of shape burstiness)"`
+	Burstiness   float64        `yaml:"burstiness,omitempty" json:"burstiness,omitempty" range:"0,1000" doc:"arrival gamma's shape: 1 is poisson, below 1 burstier, above 1 more even (vLLM bench's --burstiness); only with arrival: gamma, which needs it"`
 	Seed         int64          `yaml:"seed,omitempty" json:"seed,omitempty" range:"0,9007199254740991" doc:"seed for prompts and arrivals"`
 	ExtraBody    map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty" doc:"merged into every request body last, so it can override min_tokens, ignore_eos, temperature, ..."`
 }

@@ -25,11 +25,21 @@ type DCGMFrozenUnits struct {
 
 // DCGMFrozenPoint is one concurrency point's capture, per GPU.
 type DCGMFrozenPoint struct {
-	Concurrency      int             `yaml:"concurrency" json:"concurrency" doc:"the point's concurrency, matching the campaign cell"`
+	Concurrency      int             `yaml:"concurrency" json:"concurrency" doc:"the point's concurrency, matching the campaign cell (a rate point's in-flight cap)"`
+	Load             string          `yaml:"load,omitempty" json:"load,omitempty" doc:"the point's key (c16, r2.5-cap64) when concurrency alone does not name it: rate points of one cell sharing a cap"`
 	Start            *time.Time      `yaml:"start,omitempty" json:"start,omitempty" doc:"window start (RFC 3339); samples before it are ignored"`
 	End              *time.Time      `yaml:"end,omitempty" json:"end,omitempty" doc:"window end (RFC 3339); samples after it are ignored"`
 	PowerWattsPerGPU *float64        `yaml:"power_watts_per_gpu,omitempty" json:"power_watts_per_gpu,omitempty" doc:"board power per GPU in W over the window"`
 	GPUs             []DCGMFrozenGPU `yaml:"gpus" json:"gpus" doc:"one entry per GPU serving the endpoint"`
+}
+
+// Matches reports whether the entry is the capture of point l: by its load key when it names
+// one, else by concurrency (a closed-loop point's, or a rate point's in-flight cap).
+func (p *DCGMFrozenPoint) Matches(l Load) bool {
+	if p.Load != "" {
+		return p.Load == l.Key()
+	}
+	return p.Concurrency == l.InFlight()
 }
 
 // DCGMFrozenGPU is one GPU's data at one point: window means or timestamped samples, not both.

@@ -152,11 +152,12 @@ type AdjStat struct {
 	P99 *float64 `json:"p99"`
 }
 
-// Point is one concurrency point of a cell (raw/c<N>/point.json, schema point_v1).
+// Point is one point of a cell (raw/<point>/point.json, schema point_v1).
 type Point struct {
 	Schema        string         `json:"schema"` // point_v1
 	Cell          string         `json:"cell"`
-	Concurrency   int            `json:"concurrency"`
+	Load          Load           `json:"load,omitzero"` // the point's key; absent on points written before points were keyed by load (PointLoad)
+	Concurrency   int            `json:"concurrency"`   // the concurrency, or a rate point's in-flight cap (0: none)
 	RequestRate   float64        `json:"request_rate,omitempty"`
 	Arrival       string         `json:"arrival,omitempty"`
 	Shape         string         `json:"shape"`

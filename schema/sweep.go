@@ -56,7 +56,8 @@ func (c *Cell) FirstConcurrency() int {
 
 // SweepProbe is one point a sweep measured (or reused) and what the rule said of it.
 type SweepProbe struct {
-	Concurrency int `json:"concurrency"`
+	Concurrency int  `json:"concurrency"`   // the probe's concurrency (a rate probe's in-flight cap)
+	Load        Load `json:"load,omitzero"` // a rate probe's key; absent on a concurrency probe (PointLoad)
 	// Met says the SLO held on the point's estimates (search), or the point is kept (list). A
 	// probe with a Verdict is decided by it; Met is then only the undecided probe's best guess.
 	Met    bool   `json:"met"`
@@ -79,6 +80,9 @@ type SweepProbe struct {
 	GoodputReqS   *float64 `json:"goodput_req_s,omitempty"`
 	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
 }
+
+// PointLoad is the probe's point: its load, or the concurrency point.
+func (p SweepProbe) PointLoad() Load { return LoadOf(p.Load, p.Concurrency, 0) }
 
 // SweepResult is sweep_probes.json: the probes of one cell's run-time sweep and its answer.
 type SweepResult struct {
@@ -126,7 +130,7 @@ type SweepResult struct {
 	// its resolution) would have cost at the per-point cost the probes measured (search only).
 	FixedSweep *FixedSweepCost `json:"fixed_sweep_cost,omitempty"`
 	StopWhen   string          `json:"stop_when,omitempty"` // the list sweep's rule
-	Skipped    []int           `json:"skipped,omitempty"`   // listed concurrencies not measured
+	Skipped    []Load          `json:"skipped,omitempty"`   // listed points not measured (bare concurrencies in files written before points were keyed by load)
 	StopReason string          `json:"stop_reason,omitempty"`
 }
 

@@ -6,6 +6,7 @@ package schema
 type SpecWindow struct {
 	Schema      string `json:"schema"` // spec_window_v1
 	Cell        string `json:"cell"`
+	Load        Load   `json:"load,omitzero"` // the point; absent on windows written before points were keyed by load
 	Concurrency int    `json:"concurrency"`
 	Source      string `json:"source"` // vllm, sglang, none
 
@@ -29,7 +30,8 @@ type SpecWindow struct {
 
 // DCGMPoint holds the window means of one point's DCGM fields, averaged over GPUs.
 type DCGMPoint struct {
-	Concurrency      int      `json:"concurrency"`
+	Load             Load     `json:"load,omitzero"` // a rate point's key; absent on a closed-loop point (PointLoad)
+	Concurrency      int      `json:"concurrency"`   // the concurrency, or a rate point's in-flight cap
 	StartNs          int64    `json:"start_ns"`
 	EndNs            int64    `json:"end_ns"`
 	GPUs             int      `json:"gpus"`
@@ -44,6 +46,9 @@ type DCGMPoint struct {
 	PowerWattsPerGPU *float64 `json:"power_watts_per_gpu"`
 	TokensPerWatt    *float64 `json:"tokens_per_watt"` // output tok/s ÷ (power per GPU × GPUs)
 }
+
+// PointLoad is the point the means belong to: its load, or the concurrency point.
+func (p DCGMPoint) PointLoad() Load { return LoadOf(p.Load, p.Concurrency, 0) }
 
 // DCGMCorrelation is cells/<id>/dcgm_correlation.json (schema dcgm_correlation_v1).
 type DCGMCorrelation struct {

@@ -35,8 +35,9 @@ type TPMRow struct {
 	TPMGroupKey
 
 	CellID      string `json:"cell_id"`
-	Concurrency int    `json:"concurrency"`
-	CacheMode   string `json:"cache_mode"` // warm, cold, or empty when undeclared
+	Concurrency int    `json:"concurrency"`   // the point's concurrency, or a rate point's in-flight cap
+	Load        Load   `json:"load,omitzero"` // a rate point's key (r2.5-cap64); absent on a concurrency point
+	CacheMode   string `json:"cache_mode"`    // warm, cold, or empty when undeclared
 	Engine      string `json:"engine,omitempty"`
 	Delivery    string `json:"delivery,omitempty"`
 	GPUsPerNode int    `json:"gpus_per_node"`
@@ -61,6 +62,9 @@ type TPMRow struct {
 	Flags []string `json:"flags,omitempty"` // the chosen atlas row's flags (e.g. steady_window_undercount)
 }
 
+// PointLoad is the row's point: its load, or the concurrency point.
+func (t *TPMRow) PointLoad() Load { return LoadOf(t.Load, t.Concurrency, 0) }
+
 // CostRow is the economics of one TPM operating point (schema cost_v1; a row of the lake table).
 // $/1M tokens = $/GPU-hour ÷ (tok/s/GPU × 3600) × 1e6. Tokens per watt come from DCGM power
 // only: a cost: block cannot synthesize them.
@@ -72,6 +76,7 @@ type CostRow struct {
 
 	CellID      string `json:"cell_id"`
 	Concurrency int    `json:"concurrency"`
+	Load        Load   `json:"load,omitzero"` // a rate point's key; absent on a concurrency point
 
 	USDPerGPUHour  *float64 `json:"usd_per_gpu_hour"` // null when no rate is known for the hardware
 	RateEstimate   bool     `json:"rate_estimate"`    // the rate is an estimate (GB300: no public list rate)

@@ -15,17 +15,31 @@ type GateVerdict struct {
 	Gate        string `json:"gate"`
 	Node        string `json:"node"`
 	Cell        string `json:"cell,omitempty"`
-	Concurrency int    `json:"concurrency,omitempty"`
-	Severity    string `json:"severity"`
-	Passed      bool   `json:"passed"`
-	Rule        string `json:"rule"`
-	Message     string `json:"message,omitempty"`
-	Value       string `json:"value,omitempty"` // the values the rule read, e.g. "ttft_p50_ms = 189.2"
-	Error       string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
+	Concurrency int    `json:"concurrency,omitempty"` // the point's in-flight count: a concurrency, or a rate's cap
+	// Load is a rate point's key (r2.5-cap64); empty on a closed-loop point, whose verdicts keep
+	// the form they had before points were keyed by load (Concurrency says which point).
+	Load     string `json:"load,omitempty"`
+	Severity string `json:"severity"`
+	Passed   bool   `json:"passed"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message,omitempty"`
+	Value    string `json:"value,omitempty"` // the values the rule read, e.g. "ttft_p50_ms = 189.2"
+	Error    string `json:"error,omitempty"` // the rule could not be evaluated (counts as not passed)
 	// Unstated names the values the rule needed that the result does not state (an imported
 	// point without a TTFT p50): the rule was not evaluated, which counts as not passed —
 	// a warn gate warns, a fail gate fails. A missing value is never read as 0.
 	Unstated []string `json:"unstated,omitempty"`
+}
+
+// Point is the key of the point the verdict is about ("" for a cell- or campaign-scope node).
+func (v GateVerdict) Point() string {
+	switch {
+	case v.Load != "":
+		return v.Load
+	case v.Concurrency > 0:
+		return Conc(v.Concurrency).Key()
+	}
+	return ""
 }
 
 // Failing reports whether the verdict is a fail-severity gate that did not pass.

@@ -146,7 +146,7 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 
 // RuleContext is what gates and `when:` rules read of a cell besides the generic context:
 // its endpoint, identity, workload shape and whether it is imported (zero values at campaign scope).
-func RuleContext(_ *schema.Campaign, cell *schema.Cell, _ int, _ string) map[string]any {
+func RuleContext(_ *schema.Campaign, cell *schema.Cell, _ schema.Load, _ string) map[string]any {
 	env := map[string]any{"endpoint": "", "model": "", "hardware": "", "quant": "", "tensor_parallel": 0, "engine": "", "shape": "", "imported": false}
 	if cell != nil {
 		env["imported"] = cell.Import != nil

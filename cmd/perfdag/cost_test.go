@@ -68,7 +68,7 @@ func readCost(t *testing.T, dir string) costOf {
 	for _, cell := range []string{"list", "knee"} {
 		out.points[cell] = map[int]schema.MeasurementCost{}
 		for _, c := range concs[cell] {
-			b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point(cell, c)))
+			b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point(cell, schema.Conc(c))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func readCost(t *testing.T, dir string) costOf {
 			key := cell + "/c" + strconv.Itoa(c)
 			out.points[cell][c] = *p.MeasurementCost
 			out.raw[key] = b
-			out.records[key] = countLines(t, campaigndir.Abs(dir, campaigndir.Records(cell, c)))
+			out.records[key] = countLines(t, campaigndir.Abs(dir, campaigndir.Records(cell, schema.Conc(c))))
 		}
 	}
 	var tpm schema.TPMSummary
@@ -262,7 +262,7 @@ func TestMeasurementCost(t *testing.T) {
 		if r := recs["run-shape["+key+"]"]; r == nil || r.Status != checkpoint.Succeeded {
 			t.Fatalf("run-shape[%s] did not succeed before the kill: %+v", key, r)
 		}
-		b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point("list", c)))
+		b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point("list", schema.Conc(c))))
 		if err != nil {
 			t.Fatal(err)
 		}

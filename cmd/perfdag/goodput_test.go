@@ -57,7 +57,7 @@ func TestSearchOnSLOAttainment(t *testing.T) {
 		t.Fatalf("knee c%d (%s), want c%d; probes %v", r.Knee, r.KneeUnknown, k, probeSet(r))
 	}
 	var knee schema.Point
-	b, err := os.ReadFile(filepath.Join(dir, campaigndir.Point("knee", k)))
+	b, err := os.ReadFile(filepath.Join(dir, campaigndir.Point("knee", schema.Conc(k))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ settle: {settle_s: -5}
 			"9:52: cells[3].workload.request_rate must be a finite number, got NaN",
 			"9:85: cells[3].gpus must be between 0 and 100000, got -3",
 			"9:106: cells[3].tensor_parallel must be between 0 and 1024, got -4",
-			"10:5: cell e sends 150000 requests at concurrency 50000 (the default 3x); a point sends at most 100000",
+			"10:5: cell e sends 150000 requests at +Inf req/s (cap 50000) (the default 3x); a point sends at most 100000",
 			"10:52: cells[4].workload.request_rate must be a finite number, got +Inf",
 			"11:20: settle.settle_s must be between 0 and 86400, got -5",
 		}},

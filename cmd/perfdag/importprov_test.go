@@ -41,7 +41,7 @@ func checkImportedProvenance(t *testing.T, dir string, rows []schema.AtlasRow) {
 	t.Helper()
 	for cell, basis := range sampleBases {
 		var p schema.Point
-		b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point(cell, 4)))
+		b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Point(cell, schema.Conc(4))))
 		if err == nil {
 			err = json.Unmarshal(b, &p)
 		}

@@ -143,7 +143,7 @@ func TestRealLlamaServerGoodput(t *testing.T) {
 	}
 	dir := run("calibrate", "")
 	var plain schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", 4), &plain); err != nil {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", schema.Conc(4)), &plain); err != nil {
 		t.Fatal(err)
 	}
 	if plain.Goodput != nil || plain.SLOAttainment != nil || plain.GoodputReqS != nil {
@@ -154,7 +154,7 @@ func TestRealLlamaServerGoodput(t *testing.T) {
 		ttft, tpot, latency := targets(t, readRecords(t, dir, "tiny", 4))
 		dir = run(fmt.Sprintf("slo%d", attempt), fmt.Sprintf("    slo: {ttft_ms: %.3f, tpot_ms: %.4f, latency_ms: %.3f}\n", ttft, tpot, latency))
 		var p schema.Point
-		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", 4), &p); err != nil {
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", schema.Conc(4)), &p); err != nil {
 			t.Fatal(err)
 		}
 		g := p.Goodput
@@ -162,7 +162,7 @@ func TestRealLlamaServerGoodput(t *testing.T) {
 			t.Fatalf("the point states no goodput: %+v", g)
 		}
 		ttft, tpot, latency = *g.SLO.TTFTMs, *g.SLO.TPOTMs, *g.SLO.LatencyMs // as the file states them (rounded above)
-		requests, failed, good, window := handCount(t, filepath.Join(dir, campaigndir.Records("tiny", 4)), p.TokenBasis == schema.TokenBasisServer, ttft, tpot, latency)
+		requests, failed, good, window := handCount(t, filepath.Join(dir, campaigndir.Records("tiny", schema.Conc(4))), p.TokenBasis == schema.TokenBasisServer, ttft, tpot, latency)
 		t.Logf("run %d: llama-server c4, SLO TTFT <= %.1f ms, TPOT <= %.3f ms, latency <= %.1f ms: hand count %d good of %d (%d failed) over %.3f s; point: %d of %d, attainment %.4f, goodput %.4f req/s (request throughput %.4f)",
 			attempt, ttft, tpot, latency, good, requests, failed, window, g.Good, g.Requests, *p.SLOAttainment, *p.GoodputReqS, p.RequestThroughput)
 		if g.Requests != requests || g.Failed != failed || g.Good != good {

@@ -82,7 +82,7 @@ func TestRealLlamaServerSearchBandHoldsSweepKnee(t *testing.T) {
 	p50 := map[int]float64{}
 	for c := 3; c <= 8; c++ {
 		var p schema.Point
-		if _, err := campaigndir.ReadJSON(calib, campaigndir.Point("calib", c), &p); err != nil {
+		if _, err := campaigndir.ReadJSON(calib, campaigndir.Point("calib", schema.Conc(c)), &p); err != nil {
 			t.Fatal(err)
 		}
 		if p.TTFT == nil || p.ErrorCount != 0 {

@@ -62,7 +62,7 @@ func TestRealLlamaServer(t *testing.T) {
 		"ITL", "srvITL", "ITLratio", "speed", "srvSpeed", "tps/user", "srvTPS/u", "out tok/s", "OSL", "coal", "new", "inTT", "pre", "retry")
 	for _, c := range []int{1, 2, 4} {
 		var p schema.Point
-		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", c), &p); err != nil {
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", schema.Conc(c)), &p); err != nil {
 			t.Fatal(err)
 		}
 		if p.ErrorCount != 0 || p.RequestCount != requests || p.Status != "ok" {
@@ -105,7 +105,7 @@ func TestRealLlamaServer(t *testing.T) {
 			t.Errorf("c%d: metrics_families %q, want llamacpp", c, p.MetricsFamilies)
 		}
 		var w schema.SpecWindow
-		if _, err := campaigndir.ReadJSON(dir, campaigndir.SpecWindow("tiny", c), &w); err != nil {
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.SpecWindow("tiny", schema.Conc(c)), &w); err != nil {
 			t.Fatal(err)
 		}
 		if w.KVCacheUsagePeak == nil || w.RunningRequestsPeak == nil || *w.RunningRequestsPeak < 1 || w.GenerationTokens == nil {
@@ -186,7 +186,7 @@ func runOversized(t *testing.T, base string) (string, string, bool) {
 func readRecords(t *testing.T, dir, cell string, c int) []schema.RequestRecord {
 	t.Helper()
 	var recs []schema.RequestRecord
-	err := campaigndir.ScanLines(dir, campaigndir.Records(cell, c), 64<<20, func(_ int, r *schema.RequestRecord) error {
+	err := campaigndir.ScanLines(dir, campaigndir.Records(cell, schema.Conc(c)), 64<<20, func(_ int, r *schema.RequestRecord) error {
 		recs = append(recs, *r)
 		return nil
 	})
@@ -224,7 +224,7 @@ func TestRealLlamaServerTruncation(t *testing.T) {
 		truncated int
 	}{{"fits", 0}, {"oversized", 2}} {
 		var p schema.Point
-		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point(tc.cell, 1), &p); err != nil {
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point(tc.cell, schema.Conc(1)), &p); err != nil {
 			t.Fatal(err)
 		}
 		if p.TruncatedPrompts != tc.truncated || p.ErrorCount != 0 {
@@ -272,14 +272,14 @@ func TestRealLlamaServerContextError(t *testing.T) {
 		}
 	}
 	var p schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("oversized", 1), &p); err != nil {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("oversized", schema.Conc(1)), &p); err != nil {
 		t.Fatal(err)
 	}
 	if p.ErrorsByClass[schema.ErrorContext] != 2 || len(p.ErrorMessages[schema.ErrorContext]) != 1 || !strings.Contains(p.ErrorMessages[schema.ErrorContext][0], said) {
 		t.Errorf("point errors %v messages %v", p.ErrorsByClass, p.ErrorMessages)
 	}
 	var fits schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("fits", 1), &fits); err != nil || fits.Status != "ok" {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("fits", schema.Conc(1)), &fits); err != nil || fits.Status != "ok" {
 		t.Errorf("the cell that fits: status %q (%v)", fits.Status, err)
 	}
 	if text := reportText(t, dir); !strings.Contains(text, "Server messages (context_exceeded): \""+said) {

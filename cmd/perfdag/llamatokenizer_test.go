@@ -67,13 +67,13 @@ func TestRealLlamaServerTokenizerBasis(t *testing.T) {
 	fmt.Fprintf(&table, "%-3s %8s %8s %9s %9s %8s %8s %9s %10s\n", "c", "prompt", "/tokenize", "usage.pr", "diff %", "answer", "usage", "diff %", "OSL(ITL)")
 	for _, c := range []int{1, 2} {
 		var p schema.Point
-		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", c), &p); err != nil {
+		if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("tiny", schema.Conc(c)), &p); err != nil {
 			t.Fatal(err)
 		}
 		if p.TokenBasis != basis || p.TokenBasisFallbacks != 0 || p.ErrorCount != 0 {
 			t.Fatalf("c%d: basis %q, %d fallbacks, errors %v: want %s on every request", c, p.TokenBasis, p.TokenBasisFallbacks, p.ErrorsByClass, basis)
 		}
-		src, err := workload.Open(cell.Workload, work, session.Salt(&engine.Task{Dir: dir, Cell: &cell}, session.PhaseProfiling, c))
+		src, err := workload.Open(cell.Workload, work, session.Salt(&engine.Task{Dir: dir, Cell: &cell}, session.PhaseProfiling, schema.Conc(c)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -56,7 +58,7 @@ func TestReportHTMLOfQuickstartInBrowser(t *testing.T) {
 			t.Errorf("chart %d has no points", i+1)
 		}
 	}
-	pattern := strings.NewReplacer("cell-x", "*", "/c1/", "/c*/").Replace(campaigndir.Point("cell-x", 1))
+	pattern := strings.NewReplacer("cell-x", "*", "/c1/", "/c*/").Replace(campaigndir.Point("cell-x", schema.Conc(1)))
 	points, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(pattern)))
 	if len(points) != 6 {
 		t.Fatalf("%d point.json files, the quickstart has 6", len(points))

@@ -123,7 +123,7 @@ func TestSearchServerDiesMidSearch(t *testing.T) {
 		t.Errorf("baseline record of an unknown knee: %v\n%s", err, b)
 	}
 	recs := finalState(t, out)
-	if rec := recs["sweep[knee]"]; rec == nil || rec.Status != checkpoint.Failed || !slices.Equal(rec.Fanout, []int{1, 16}) {
+	if rec := recs["sweep[knee]"]; rec == nil || rec.Status != checkpoint.Failed || !slices.Equal(rec.Fanout, []schema.Load{schema.Conc(1), schema.Conc(16)}) {
 		t.Fatalf("sweep[knee] checkpoint %+v: want failed (so resume searches again)", rec)
 	}
 

@@ -222,7 +222,7 @@ cells:
 	}
 	r := readSweep(t, out)
 	// ITL 10, 11.1, 13.3, 17.7 ms: the rule first holds after c8
-	if !slices.Equal(probeSet(r), []int{1, 2, 4, 8}) || !slices.Equal(r.Skipped, []int{16, 32}) || r.StopReason == "" {
+	if !slices.Equal(probeSet(r), []int{1, 2, 4, 8}) || !slices.Equal(r.Skipped, []schema.Load{schema.Conc(16), schema.Conc(32)}) || r.StopReason == "" {
 		t.Fatalf("probes %v skipped %v reason %q, want 1 2 4 8 / 16 32 with a reason", probeSet(r), r.Skipped, r.StopReason)
 	}
 	recs := finalState(t, out)

@@ -121,7 +121,7 @@ func TestServeInBrowser(t *testing.T) {
 
 	b.Navigate(base + "/c/qs/point/aa-1k/4")
 	var pt schema.Point
-	if _, err := campaigndir.ReadJSON(qs, campaigndir.Point("aa-1k", 4), &pt); err != nil {
+	if _, err := campaigndir.ReadJSON(qs, campaigndir.Point("aa-1k", schema.Conc(4)), &pt); err != nil {
 		t.Fatal(err)
 	}
 	want := "ttft_ms p50 (point.json) = " + svgchart.Exact(pt.TTFT.P50) + " ms"

@@ -270,7 +270,7 @@ func TestSweepWithExporterResumesAtOnce(t *testing.T) {
 		t.Skip("about fifty interrupted runs and resumes")
 	}
 	for _, c := range []struct{ name, cell, want string }{
-		{"stop_when", "concurrencies: [1, 2, 4]\n    stop_when: \"points >= 2\"", "probes [1 2] skipped [4]; exporter correlated [1 2]"},
+		{"stop_when", "concurrencies: [1, 2, 4]\n    stop_when: \"points >= 2\"", "probes [1 2] skipped [c4]; exporter correlated [1 2]"},
 		{"search", `search: {slo: "error_count == 0", from: 1, to: 4}`, "probes [1 4] skipped []; exporter correlated [1 4]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

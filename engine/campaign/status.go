@@ -26,6 +26,9 @@ type NodeStatus struct {
 	Summary   string         `json:"summary,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	Gates     []gate.Verdict `json:"gates,omitempty"`
+	// RecordedAs is the id the node's record was written under by a perfdag that keyed points
+	// by concurrency alone (run-shape[c/c8] for run-shape[c/r20-cap8]); "" when the same.
+	RecordedAs string `json:"recorded_as,omitempty"`
 }
 
 // Status is a campaign directory's every node with its state, read from the directory alone
@@ -79,7 +82,7 @@ func (s *Service) Status(dir string) (*Status, error) {
 	st.Inspection = in
 	st.Outcome, st.Deciding = in.State.Outcome()
 	for _, n := range in.State.Nodes {
-		ns := NodeStatus{Node: n.Node, Kind: n.Kind, State: n.State, Gates: n.Verdicts}
+		ns := NodeStatus{Node: n.Node, Kind: n.Kind, State: n.State, Gates: n.Verdicts, RecordedAs: n.Legacy}
 		if n.State == run.StateNeverRan {
 			ns.State = "pending"
 		}
@@ -98,7 +101,11 @@ func (s *Service) Status(dir string) (*Status, error) {
 		if len(n.Stale) > 0 {
 			ns.State, ns.Why = "stale", strings.Join(n.Stale, "; ")+" (resume brings it up to date)"
 		}
-		if e, ok := last[n.Node]; ok {
+		e, ok := last[n.Node]
+		if !ok && n.Legacy != "" {
+			e, ok = last[n.Legacy] // the events of an older perfdag's run name the node as it was
+		}
+		if ok {
 			ns.LastRun = LastRun(e)
 			if ns.Why == "" {
 				ns.Why = e.Reason

@@ -23,6 +23,7 @@ import (
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/jsonl"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
@@ -55,16 +56,52 @@ type Record struct {
 	EndedAt     time.Time         `json:"ended_at,omitzero"`
 	Attempt     int               `json:"attempt"`
 	RunID       string            `json:"run_id"`
-	// Fanout lists, in order, the concurrencies a fan-out node expanded into: a resume and a
-	// dry run replay its point groups from it.
-	Fanout []int `json:"fanout,omitempty"`
+	// Fanout lists, in order, the points a fan-out node expanded into: a resume and a dry run
+	// replay its point groups from it. Written as keys ("c9", "r2.5"); a record written before
+	// points were keyed by load holds bare concurrencies, read as closed-loop points (a cell's
+	// LegacyLoad says what they stand for).
+	Fanout []schema.Load `json:"fanout,omitempty"`
 }
 
-// FingerprintDoc decodes what the fingerprint hashed, to explain why a node re-runs.
+// FingerprintDoc decodes what the fingerprint hashed, to explain why a node re-runs (or to
+// re-hash it under other names). The record stores the document through json.Marshal, which
+// escapes <, > and & in its raw parts; they are unescaped, so the document is byte for byte
+// what was hashed and Sum gives the recorded fingerprint.
 func (r *Record) FingerprintDoc() fingerprint.Doc {
 	var d fingerprint.Doc
 	_ = json.Unmarshal(r.Doc, &d)
+	d.Params, d.Inputs, d.Gates = unescapeHTML(d.Params), unescapeHTML(d.Inputs), unescapeHTML(d.Gates)
 	return d
+}
+
+// unescapeHTML undoes json.Marshal's HTML escaping (\u003c, \u003e, \u0026) of raw JSON, which
+// fingerprint.Canonical never writes; an escaped backslash is kept as it is.
+func unescapeHTML(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`\u00`)) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			out = append(out, raw[i])
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch string(raw[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, raw[i], raw[i+1]), i+1
+	}
+	return out
 }
 
 // SetDoc stores what the fingerprint hashed.
@@ -85,6 +122,24 @@ type Store struct {
 	w       *jsonl.Writer // appends whole lines; nil for a read-only store
 	records map[string]*Record
 	lines   int // lines of the file at path
+	// read holds records as a reader reads them in place of the journal's (Overlay): records
+	// of a directory written by an older perfdag, under the ids the nodes have today. A record
+	// saved for the node replaces its entry.
+	read map[string]*Record
+}
+
+// Overlay makes LoadAll and Load return recs in place of the records of the same ids (and
+// beside them, for ids the journal lacks) until a record for the id is saved: how a runner
+// reads a directory written before its nodes took today's ids, without rewriting the journal.
+func (s *Store) Overlay(recs map[string]*Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.read == nil {
+		s.read = map[string]*Record{}
+	}
+	for id, r := range recs {
+		s.read[id] = r
+	}
 }
 
 // Open opens the journal under campaignDir/state for writing; the caller holds the whole
@@ -226,8 +281,11 @@ func (s *Store) LoadAll() (map[string]*Record, error) {
 		}
 		s.records, s.lines = recs, lines
 	}
-	out := make(map[string]*Record, len(s.records))
+	out := make(map[string]*Record, len(s.records)+len(s.read))
 	for k, v := range s.records {
+		out[k] = v
+	}
+	for k, v := range s.read {
 		out[k] = v
 	}
 	return out, nil
@@ -323,6 +381,7 @@ func (s *Store) Save(r *Record) error {
 		return fmt.Errorf("save checkpoint %s: %w", r.Node, err)
 	}
 	s.records[r.Node] = r
+	delete(s.read, r.Node)
 	s.lines++
 	return nil
 }

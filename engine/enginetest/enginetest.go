@@ -70,7 +70,7 @@ func (r *Recorder) Count(id string) int {
 
 func (r *Recorder) run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	r.note(t.Node)
-	res := &RunResult{Concurrency: t.Concurrency, NumPrompts: 3 * t.Concurrency, TTFOCoverage: 1}
+	res := &RunResult{Concurrency: t.Load.InFlight(), NumPrompts: 3 * t.Load.InFlight(), TTFOCoverage: 1}
 	out := engine.Result{Value: res, Summary: "ok " + t.Node}
 	if r.Files {
 		rel := OutputOf(t.Node)
@@ -144,8 +144,8 @@ func FanoutRegistry(t testing.TB, rec *Recorder) *engine.Registry {
 	t.Helper()
 	sweep := engine.Kind{Name: "sweep", Scope: engine.ScopeCell, Version: "1", HoldsEndpoint: true, Params: func() any { return &Params{} },
 		Run: rec.run, Fanout: &engine.FanoutSpec{
-			Start: func(t *engine.Task) (engine.Fanout, error) { return listFanout(t.Cell.Concurrencies), nil },
-			Bound: func(cell *schema.Cell) int { return len(cell.Concurrencies) },
+			Start: func(t *engine.Task) (engine.Fanout, error) { return listFanout(t.Cell.Loads()), nil },
+			Bound: func(cell *schema.Cell) int { return len(cell.Loads()) },
 		}}
 	base := Registry(t, rec)
 	var kinds []engine.Kind
@@ -169,14 +169,14 @@ func FanoutRegistry(t testing.TB, rec *Recorder) *engine.Registry {
 	return r
 }
 
-// listFanout asks for a list's concurrencies one round at a time.
-type listFanout []int
+// listFanout asks for a list's points one round at a time.
+type listFanout []schema.Load
 
-func (l listFanout) Next(probes []engine.Probe, _ []int) ([]int, error) {
+func (l listFanout) Next(probes []engine.Probe, _ []schema.Load) ([]schema.Load, error) {
 	if len(probes) >= len(l) {
 		return nil, nil
 	}
-	return []int{l[len(probes)]}, nil
+	return []schema.Load{l[len(probes)]}, nil
 }
 
 // reader reads verdicts (render, publish); acting ones are blocked by a fail verdict.

@@ -4,6 +4,7 @@
 package gate
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -30,16 +31,18 @@ const (
 type Verdict = schema.GateVerdict
 
 // Context returns the fields every rule may read besides a result, whatever the domain: the
-// campaign's name and kind, its cell ids, the step, and the cell id and concurrency the node
-// runs for (zero values at wider scopes). A registry adds its domain's fields (RuleEnv).
-func Context(c *schema.Campaign, cell *schema.Cell, concurrency int, step string) map[string]any {
+// campaign's name and kind, its cell ids, the step, and the cell id and point the node runs
+// for — concurrency (a closed-loop point's, a rate point's in-flight cap, 0 when none),
+// request_rate (0 on a closed-loop point) and load (its key, c16 or r2.5-cap64) — zero values
+// at wider scopes. A registry adds its domain's fields (RuleEnv).
+func Context(c *schema.Campaign, cell *schema.Cell, l schema.Load, step string) map[string]any {
 	ids := make([]string, 0, len(c.Cells))
 	for _, cl := range c.Cells {
 		ids = append(ids, cl.ID)
 	}
 	env := map[string]any{
 		"campaign": c.Campaign, "kind": c.Kind, "cells": ids, "step": step,
-		"cell": "", "concurrency": concurrency,
+		"cell": "", "concurrency": l.InFlight(), "request_rate": l.Rate, "load": l.Key(),
 	}
 	if cell != nil {
 		env["cell"] = cell.ID
@@ -109,6 +112,11 @@ func flatten(v reflect.Value, out map[string]any, typed bool) {
 			default:
 				out[name] = fv.Elem().Interface()
 			}
+			continue
+		}
+		if tm, ok := fv.Interface().(encoding.TextMarshaler); ok && fv.Kind() == reflect.Struct {
+			text, _ := tm.MarshalText() // a key type (a point's load) reads as its text
+			out[name] = string(text)
 			continue
 		}
 		out[name] = fv.Interface()

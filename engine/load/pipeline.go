@@ -61,7 +61,7 @@ func (v *validator) pipeline() {
 		p := fmt.Sprintf("pipeline[%d]", i)
 		v.references(step, p, ids)
 		if step.PipelineStep.When != "" {
-			env := v.reg.RuleEnv(s, sampleCell(s), 1, step.ID)
+			env := v.reg.RuleEnv(s, sampleCell(s), schema.Conc(1), step.ID)
 			prog, err := gate.Compile(step.PipelineStep.When, env, false)
 			if err != nil {
 				v.ruleAt(p+".when", err, env)
@@ -205,7 +205,7 @@ func (v *validator) gates() {
 		}
 		for _, target := range cg.Targets {
 			st := v.step(target)
-			env := gate.SampleEnv(v.reg.RuleEnv(s, sampleCell(s), 1, st.ID), st.Kind.Result)
+			env := gate.SampleEnv(v.reg.RuleEnv(s, sampleCell(s), schema.Conc(1), st.ID), st.Kind.Result)
 			prog, err := gate.Compile(g.Rule, env, st.Kind.Result == nil)
 			if err != nil {
 				v.ruleAt(p+".rule", err, env)

@@ -116,26 +116,32 @@ var maxConcurrency = func() float64 {
 }()
 
 // requests bounds the requests a cell's points send: requests_per_point resolved at the
-// cell's largest concurrency (the default is 3 × concurrency), plus warm-up.
+// cell's largest point (the default is 3 × the concurrency, a rate's cap, or a rate without a
+// cap rounded up: schema.Load.CountBase), plus warm-up.
 func (v *validator) requests(cell *schema.Cell, p string) {
 	if a := cell.RequestsPerPoint.Auto; a != nil {
 		v.auto(cell, *a, p+".requests_per_point.auto")
 		return
 	}
-	top := 0
-	for _, c := range cell.Concurrencies {
-		top = max(top, c)
+	var top schema.Load
+	for _, l := range cell.Loads() {
+		if l.IsRate() && l.Cap == 0 && schema.CheckRate(l.Rate) != nil {
+			continue // an uncapped rate out of its range counts nothing (reported there)
+		}
+		if l.CountBase() > top.CountBase() {
+			top = l
+		}
 	}
-	if top == 0 || float64(top) > maxConcurrency {
-		return // no points, or the concurrency itself is out of range (reported there)
+	if top.IsZero() || float64(top.CountBase()) > maxConcurrency {
+		return // no points, or the point itself is out of range (reported there)
 	}
-	if n := cell.RequestsPerPoint.For(top); n > schema.MaxRequestsPerPoint {
+	if n := cell.RequestsPerPoint.For(top.CountBase()); n > schema.MaxRequestsPerPoint {
 		form := cell.RequestsPerPoint.String()
 		if form == "" {
 			form = "the default 3x"
 		}
 		v.at(p+".requests_per_point", true, "lower requests_per_point or the concurrency: a point's requests are held in memory",
-			"cell %s sends %d requests at concurrency %d (%s); a point sends at most %d", cell.ID, n, top, form, schema.MaxRequestsPerPoint)
+			"cell %s sends %d requests at %s (%s); a point sends at most %d", cell.ID, n, top.Label(), form, schema.MaxRequestsPerPoint)
 	}
 }
 

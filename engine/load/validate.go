@@ -3,9 +3,11 @@ package load
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -165,17 +167,10 @@ func (v *validator) cells() {
 		}
 		seen[cell.ID] = i
 		v.cellEndpoint(cell, p)
-		if len(cell.Concurrencies) == 0 && cell.Search == nil && v.missing(p, "concurrencies") {
-			v.at(p, false, "concurrencies: [1, 8, 32]", "cell %s has no concurrencies", cell.ID)
+		if len(cell.Concurrencies) == 0 && len(cell.Rates) == 0 && cell.Search == nil && v.missing(p, "concurrencies") {
+			v.at(p, false, "concurrencies: [1, 8, 32] (closed loop), or rates: [0.5, 1, 2] (requests per second)", "cell %s has no concurrencies and no rates", cell.ID)
 		}
-		dupc := map[int]bool{}
-		for j, c := range cell.Concurrencies {
-			cp := fmt.Sprintf("%s.concurrencies[%d]", p, j)
-			if dupc[c] {
-				v.at(cp, false, "each concurrency is one point; list it once", "concurrency %d appears twice", c)
-			}
-			dupc[c] = true
-		}
+		v.loads(cell, p)
 		v.requests(cell, p)
 		v.slo(cell, p)
 		merge(cell, s)
@@ -206,6 +201,21 @@ func (v *validator) cellEndpoint(cell *schema.Cell, p string) {
 	}
 	if _, ok := eps[cell.Endpoint]; !ok {
 		v.at(p+".endpoint", false, diag.DidYouMean(cell.Endpoint, mapKeys(eps)), "cell %s names endpoint %q, which is not defined", cell.ID, cell.Endpoint)
+	}
+}
+
+// loads reports what is wrong with a cell's points (schema.Cell.LoadProblems), each at its
+// key; a rate outside its range tag is reported there, once.
+func (v *validator) loads(cell *schema.Cell, p string) {
+	problems, hints := cell.LoadProblems()
+	for _, path := range slices.Sorted(maps.Keys(problems)) {
+		if strings.HasPrefix(path, "rates[") {
+			var j int
+			if _, err := fmt.Sscanf(path, "rates[%d]", &j); err == nil && j < len(cell.Rates) && (cell.Rates[j] < 0 || cell.Rates[j] > schema.MaxRate) {
+				continue
+			}
+		}
+		v.at(p+"."+path, false, hints[path], "%s", problems[path])
 	}
 }
 

@@ -51,19 +51,20 @@ func (p *Plan) Children(parent *Node) []*Node {
 	return out
 }
 
-// AddPoint adds the point-scope steps of a fan-out node's cell at one concurrency, wired as
-// a compiled point would be (the group's own edges, and edges to the cell's and campaign's
-// nodes that already exist), and returns them in topological order. A concurrency added
-// before returns the same nodes. The group sits right before its parent in p.Nodes, so
+// AddPoint adds the point-scope steps of a fan-out node's cell at one load, wired as a
+// compiled point would be (the group's own edges, and edges to the cell's and campaign's
+// nodes that already exist), and returns them in topological order. A load added before
+// returns the same nodes. The group sits right before its parent in p.Nodes, so
 // everything deciding in plan order sees a parent after its children.
-func (p *Plan) AddPoint(parent *Node, conc int) ([]*Node, error) {
+func (p *Plan) AddPoint(parent *Node, l schema.Load) ([]*Node, error) {
 	if !parent.Fanout() {
 		return nil, fmt.Errorf("add point to %s: not a fan-out node", parent.ID)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var group, fresh []*Node
-	for _, sl := range p.slots(parent, conc) {
+	idx := p.fanoutIdx(parent, l)
+	for _, sl := range p.slots(parent, l) {
 		id := sl.id
 		if n, ok := p.byID[id]; ok {
 			if n.Parent != parent {
@@ -72,8 +73,8 @@ func (p *Plan) AddPoint(parent *Node, conc int) ([]*Node, error) {
 			group = append(group, n)
 			continue
 		}
-		n := &Node{ID: id, Step: sl.step, Cell: parent.Cell, CellIdx: parent.CellIdx, Conc: conc,
-			PointIdx: fanoutPointBase + conc, Phase: sl.phase, Parent: parent}
+		n := &Node{ID: id, Step: sl.step, Cell: parent.Cell, CellIdx: parent.CellIdx, Load: l,
+			PointIdx: idx, Phase: sl.phase, Parent: parent, Legacy: legacyName(sl.step.ID, sl.phase, parent.Cell, l)}
 		p.byID[id] = n
 		p.byStep.add(sl.step.ID, n)
 		group, fresh = append(group, n), append(fresh, n)
@@ -99,8 +100,25 @@ type slot struct {
 	id    string
 }
 
-// slots are the nodes a fan-out node's point group at conc has, in step order.
-func (p *Plan) slots(parent *Node, conc int) []slot {
+// fanoutIdx is the point index of a run-time group: one per load of the cell, after every
+// listed point, in the order the groups were first made.
+func (p *Plan) fanoutIdx(parent *Node, l schema.Load) int {
+	for _, n := range p.Nodes {
+		if n.Parent == parent && n.Load == l {
+			return n.PointIdx
+		}
+	}
+	seen := map[schema.Load]bool{}
+	for _, n := range p.Nodes {
+		if n.Parent == parent {
+			seen[n.Load] = true
+		}
+	}
+	return fanoutPointBase + len(seen)
+}
+
+// slots are the nodes a fan-out node's point group at l has, in step order.
+func (p *Plan) slots(parent *Node, l schema.Load) []slot {
 	var out []slot
 	for _, st := range p.Campaign.Steps {
 		if st.Scope != engine.ScopePoint {
@@ -110,20 +128,20 @@ func (p *Plan) slots(parent *Node, conc int) []slot {
 			if phase == "before" && st.Brackets == "" {
 				continue
 			}
-			out = append(out, slot{st, phase, Name(st.ID, phase, parent.Cell.ID, conc)})
+			out = append(out, slot{st, phase, Name(st.ID, phase, parent.Cell.ID, l)})
 		}
 	}
 	return out
 }
 
-// PointIDs are the ids of the nodes a fan-out node's point group at conc has (or would have),
+// PointIDs are the ids of the nodes a fan-out node's point group at l has (or would have),
 // without adding them: what a run-time probe's nodes are called before it is replayed.
-func (p *Plan) PointIDs(parent *Node, conc int) []string {
+func (p *Plan) PointIDs(parent *Node, l schema.Load) []string {
 	if !parent.Fanout() {
 		return nil
 	}
 	var out []string
-	for _, sl := range p.slots(parent, conc) {
+	for _, sl := range p.slots(parent, l) {
 		out = append(out, sl.id)
 	}
 	return out

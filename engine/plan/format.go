@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perfdag/perfdag/engine/plural"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // Formats Write understands.
@@ -19,19 +20,21 @@ type Annotation func(id string) (action string, reasons []string)
 
 // NodeJSON is one node in `plan --format json`.
 type NodeJSON struct {
-	ID          string    `json:"id"`
-	Step        string    `json:"step"`
-	Kind        string    `json:"kind"`
-	Scope       string    `json:"scope"`
-	Cell        string    `json:"cell,omitempty"`
-	Concurrency int       `json:"concurrency,omitempty"`
-	Phase       string    `json:"phase,omitempty"`
-	Endpoint    string    `json:"endpoint,omitempty"`
-	Deps        []DepJSON `json:"deps"`
-	Skip        string    `json:"skip,omitempty"`
-	Bound       int       `json:"bound,omitempty"` // a fan-out node's most probes
-	Action      string    `json:"action,omitempty"`
-	Reasons     []string  `json:"reasons,omitempty"`
+	ID          string      `json:"id"`
+	Step        string      `json:"step"`
+	Kind        string      `json:"kind"`
+	Scope       string      `json:"scope"`
+	Cell        string      `json:"cell,omitempty"`
+	Load        schema.Load `json:"load,omitzero"`          // the point's key (c16, r2.5-cap64)
+	Concurrency int         `json:"concurrency,omitempty"`  // closed loop, or a rate point's in-flight cap
+	RequestRate float64     `json:"request_rate,omitempty"` // a rate point's requests per second
+	Phase       string      `json:"phase,omitempty"`
+	Endpoint    string      `json:"endpoint,omitempty"`
+	Deps        []DepJSON   `json:"deps"`
+	Skip        string      `json:"skip,omitempty"`
+	Bound       int         `json:"bound,omitempty"` // a fan-out node's most probes
+	Action      string      `json:"action,omitempty"`
+	Reasons     []string    `json:"reasons,omitempty"`
 }
 
 // DepJSON is one edge in `plan --format json`.
@@ -144,7 +147,7 @@ func (p *Plan) json(w io.Writer, note Annotation) error {
 	}{Campaign: p.Campaign.Spec.Campaign, Default: p.Campaign.Default}
 	for _, n := range p.Nodes {
 		j := NodeJSON{ID: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Scope: string(n.Step.Scope),
-			Concurrency: n.Conc, Phase: n.Phase, Endpoint: n.Endpoint, Skip: n.Skip, Bound: n.Bound(), Deps: []DepJSON{}}
+			Load: n.Load, Concurrency: n.Load.InFlight(), RequestRate: n.Load.Rate, Phase: n.Phase, Endpoint: n.Endpoint, Skip: n.Skip, Bound: n.Bound(), Deps: []DepJSON{}}
 		if n.Cell != nil {
 			j.Cell = n.Cell.ID
 		}

@@ -7,7 +7,6 @@ package plan
 import (
 	"container/heap"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/dominikbraun/graph"
@@ -24,7 +23,7 @@ type Node struct {
 	Step     *load.Step
 	Cell     *schema.Cell // nil at campaign scope
 	CellIdx  int          // -1 at campaign scope
-	Conc     int          // 0 unless point scope
+	Load     schema.Load  // the point's load; zero unless point scope
 	PointIdx int          // -1 unless point scope
 	Phase    string       // "before" for the first half of a bracketing step
 	Endpoint string       // endpoint name when the kind holds one
@@ -35,6 +34,9 @@ type Node struct {
 	// Parent is the fan-out node that made this point node at run time (or replays it from
 	// its checkpoint); the walk runs such nodes only when their parent asks for them.
 	Parent *Node
+	// Legacy is the id the node had before points were keyed by load ("" when the same): a
+	// directory written then holds its checkpoint under that id (run.Inspect reads it).
+	Legacy string
 }
 
 // Dep is an edge into a node: data edges feed results and fingerprints; order edges only
@@ -61,9 +63,13 @@ func (p *Plan) Node(id string) (*Node, bool) {
 	return n, ok
 }
 
-// Name formats a node id: step, step[cell] or step[cell/cN]; a bracket's first half is
-// step:before[cell/cN].
-func Name(step, phase, cell string, conc int) string {
+// Name formats a node id: step, step[cell] or step[cell/KEY] with the point's load key
+// (c16, r2.5-cap64); a bracket's first half is step:before[cell/KEY].
+func Name(step, phase, cell string, l schema.Load) string {
+	return nameKey(step, phase, cell, l.Key())
+}
+
+func nameKey(step, phase, cell, key string) string {
 	s := step
 	if phase != "" {
 		s += ":" + phase
@@ -71,10 +77,18 @@ func Name(step, phase, cell string, conc int) string {
 	switch {
 	case cell == "":
 		return s
-	case conc == 0:
+	case key == "":
 		return s + "[" + cell + "]"
 	}
-	return s + "[" + cell + "/c" + strconv.Itoa(conc) + "]"
+	return s + "[" + cell + "/" + key + "]"
+}
+
+// legacyName is the id a point node had before points were keyed by load, "" when the same.
+func legacyName(step, phase string, cell *schema.Cell, l schema.Load) string {
+	if k := cell.LegacyKey(l); k != "" {
+		return nameKey(step, phase, cell.ID, k)
+	}
+	return ""
 }
 
 // Compile expands the campaign into its DAG.
@@ -129,11 +143,11 @@ func (p *Plan) expand(st *load.Step) []*Node {
 	}
 	switch st.Scope {
 	case engine.ScopeCampaign:
-		out = append(out, &Node{ID: Name(st.ID, "", "", 0), Step: st, CellIdx: -1, PointIdx: -1, Endpoint: endpoint(nil)})
+		out = append(out, &Node{ID: Name(st.ID, "", "", schema.Load{}), Step: st, CellIdx: -1, PointIdx: -1, Endpoint: endpoint(nil)})
 	case engine.ScopeCell:
 		for i := range c.Cells {
 			cell := &c.Cells[i]
-			out = append(out, &Node{ID: Name(st.ID, "", cell.ID, 0), Step: st, Cell: cell, CellIdx: i, PointIdx: -1, Endpoint: endpoint(cell)})
+			out = append(out, &Node{ID: Name(st.ID, "", cell.ID, schema.Load{}), Step: st, Cell: cell, CellIdx: i, PointIdx: -1, Endpoint: endpoint(cell)})
 		}
 	case engine.ScopePoint:
 		for i := range c.Cells {
@@ -141,11 +155,13 @@ func (p *Plan) expand(st *load.Step) []*Node {
 			if p.expands(cell) {
 				continue // its points are made at run time by its fan-out node
 			}
-			for j, conc := range cell.Concurrencies {
+			for j, l := range cell.Loads() {
 				if st.Brackets != "" {
-					out = append(out, &Node{ID: Name(st.ID, "before", cell.ID, conc), Step: st, Cell: cell, CellIdx: i, Conc: conc, PointIdx: j, Phase: "before", Endpoint: endpoint(cell)})
+					out = append(out, &Node{ID: Name(st.ID, "before", cell.ID, l), Step: st, Cell: cell, CellIdx: i, Load: l, PointIdx: j, Phase: "before", Endpoint: endpoint(cell),
+						Legacy: legacyName(st.ID, "before", cell, l)})
 				}
-				out = append(out, &Node{ID: Name(st.ID, "", cell.ID, conc), Step: st, Cell: cell, CellIdx: i, Conc: conc, PointIdx: j, Endpoint: endpoint(cell)})
+				out = append(out, &Node{ID: Name(st.ID, "", cell.ID, l), Step: st, Cell: cell, CellIdx: i, Load: l, PointIdx: j, Endpoint: endpoint(cell),
+					Legacy: legacyName(st.ID, "", cell, l)})
 			}
 		}
 	}
@@ -189,7 +205,7 @@ func (p *Plan) matching(n *Node, target *load.Step, byStep index) []*Node {
 		case t.CellIdx != n.CellIdx:
 		case target.Scope == engine.ScopeCell:
 			out = append(out, t)
-		case n.Step.Scope == engine.ScopeCell || t.PointIdx == n.PointIdx:
+		case n.Step.Scope == engine.ScopeCell || t.Load == n.Load:
 			out = append(out, t)
 		}
 	}
@@ -237,7 +253,7 @@ func (p *Plan) wire(n *Node, byStep index) {
 		}
 	}
 	if n.Step.Brackets != "" {
-		before := p.byID[Name(n.Step.ID, "before", n.Cell.ID, n.Conc)]
+		before := p.byID[Name(n.Step.ID, "before", n.Cell.ID, n.Load)]
 		add(before, true)
 		for _, t := range p.matching(n, p.step(n.Step.Brackets), byStep) {
 			add(t, true)
@@ -246,7 +262,7 @@ func (p *Plan) wire(n *Node, byStep index) {
 	// a bracketed step waits for the first half of every step bracketing it
 	for _, other := range p.Campaign.Steps {
 		if other.Brackets == n.Step.ID && n.Cell != nil {
-			if before, ok := p.byID[Name(other.ID, "before", n.Cell.ID, n.Conc)]; ok {
+			if before, ok := p.byID[Name(other.ID, "before", n.Cell.ID, n.Load)]; ok {
 				add(before, false)
 			}
 		}
@@ -393,13 +409,13 @@ func (p *Plan) conditions() {
 func (p *Plan) condition(n *Node) {
 	c := p.Campaign.Spec
 	if n.Step.Kind.Fanout != nil && n.Cell != nil && !p.expands(n.Cell) {
-		n.Skip = "cell " + n.Cell.ID + " measures its concurrency list"
+		n.Skip = "cell " + n.Cell.ID + " measures its list of points"
 		return
 	}
 	if n.Step.Cond == nil {
 		return
 	}
-	ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Conc, n.Step.ID))
+	ok, err := gate.Eval(n.Step.Cond, p.Campaign.Rules.RuleEnv(c, n.Cell, n.Load, n.Step.ID))
 	switch {
 	case err != nil:
 		n.CondErr = fmt.Sprintf("when %q could not be evaluated: %v", n.Step.PipelineStep.When, err)

@@ -71,7 +71,7 @@ func finished(b *testing.B, p *plan.Plan, dir string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, _ := fingerprint.Canonical(&enginetest.RunResult{Concurrency: n.Conc, NumPrompts: 3 * n.Conc})
+		res, _ := fingerprint.Canonical(&enginetest.RunResult{Concurrency: n.Load.InFlight(), NumPrompts: 3 * n.Load.InFlight()})
 		digests[n.ID] = fingerprint.Digest(res, nil)
 		rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Status: checkpoint.Succeeded,
 			Result: res, Digest: digests[n.ID], StartedAt: time.Now(), EndedAt: time.Now()}

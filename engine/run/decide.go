@@ -49,6 +49,9 @@ func (r *Runner) decide(records map[string]*checkpoint.Record) (map[string]*deci
 	if err := r.replayFanouts(records); err != nil {
 		return nil, err
 	}
+	if m := r.migrate(records); len(m) > 0 && r.store != nil {
+		r.store.Overlay(m) // the walk reads upstream records through the store
+	}
 	return r.decideNodes(r.plan.Nodes, records, nil)
 }
 
@@ -149,6 +152,9 @@ func (r *Runner) decidePass(nodes []*plan.Node, records map[string]*checkpoint.R
 			continue
 		}
 		d.Action, d.Reasons = ActReuse, []string{"unchanged since " + rec.EndedAt.UTC().Format("2006-01-02 15:04:05Z")}
+		if old := r.legacy[n.ID]; old != "" {
+			d.Reasons[0] += " (recorded as " + old + " before points were keyed by load)"
+		}
 		if r.hasGates(n) {
 			val, err := decodeResult(n.Step.Kind, rec.Result)
 			if err != nil {
@@ -219,7 +225,7 @@ func (r *Runner) bracketed(n *plan.Node) *plan.Node {
 	if n.Cell == nil || n.Step.Brackets == "" {
 		return nil
 	}
-	b, _ := r.plan.Node(plan.Name(n.Step.Brackets, "", n.Cell.ID, n.Conc))
+	b, _ := r.plan.Node(plan.Name(n.Step.Brackets, "", n.Cell.ID, n.Load))
 	return b
 }
 

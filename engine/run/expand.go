@@ -10,6 +10,7 @@ import (
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // maxGroups stops a fan-out that keeps asking (a Next that never settles) from running forever.
@@ -28,10 +29,10 @@ func (w *walk) decisionOf(id string) *decision {
 	return &decision{Decision: Decision{Node: id, Action: ActIgnore, Reasons: []string{"not decided"}}}
 }
 
-func (w *walk) fanConcsOf(id string) []int {
+func (w *walk) fanLoadsOf(id string) []schema.Load {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return slices.Clone(w.fanConcs[id])
+	return slices.Clone(w.fanLoads[id])
 }
 
 // groupsFor is what reader sees of a fan-out node's point groups: for the fan-out node itself
@@ -62,7 +63,7 @@ func (w *walk) unprobed(n *plan.Node) *NodeResult {
 }
 
 // expand runs a fan-out node: it holds its endpoint for the whole expansion (its groups hold
-// none of their own), asks the node's Fanout for concurrencies round by round, runs or reuses
+// none of their own), asks the node's Fanout for points round by round, runs or reuses
 // each group's nodes as ordinary nodes, and finally runs the node's own step over them. A
 // reused fan-out node replays the groups its checkpoint lists.
 func (w *walk) expand(n *plan.Node, res *NodeResult, reason string) {
@@ -71,8 +72,8 @@ func (w *walk) expand(n *plan.Node, res *NodeResult, reason string) {
 		if !reused {
 			return w.search(n)
 		}
-		for _, c := range w.records[n.ID].Fanout {
-			if _, err := w.group(n, c); err != nil {
+		for _, l := range w.records[n.ID].Fanout {
+			if _, err := w.group(n, recordedLoad(n, l)); err != nil {
 				return err
 			}
 		}
@@ -117,7 +118,7 @@ func (w *walk) search(n *plan.Node) error {
 	}
 	free := w.free(n)
 	var probes []engine.Probe
-	made := map[int]bool{}
+	made := map[schema.Load]bool{}
 	for {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -129,15 +130,15 @@ func (w *walk) search(n *plan.Node) error {
 		if len(next) == 0 {
 			return nil
 		}
-		for _, c := range next {
-			if made[c] || c <= 0 {
-				return fmt.Errorf("fan-out asked for concurrency %d twice or out of range", c)
+		for _, l := range next {
+			if made[l] || l.IsZero() || l.InFlight() < 0 {
+				return fmt.Errorf("fan-out asked for point %q twice or out of range", l.Key())
 			}
 			if len(made) >= maxGroups {
 				return fmt.Errorf("fan-out made %d point groups without an answer", maxGroups)
 			}
-			made[c] = true
-			p, err := w.group(n, c)
+			made[l] = true
+			p, err := w.group(n, l)
 			if err != nil {
 				return err
 			}
@@ -149,31 +150,40 @@ func (w *walk) search(n *plan.Node) error {
 	}
 }
 
-// free lists the concurrencies of replayed groups that would be reused whole, and of those
-// --force names: the user asked for that probe, so the search takes it like a free one
-// (before any new midpoint) rather than passing it by.
-func (w *walk) free(n *plan.Node) []int {
-	byConc, forced := map[int]bool{}, map[int]bool{}
+// free lists the points of replayed groups that would be reused whole, and of those --force
+// names: the user asked for that probe, so the search takes it like a free one (before any
+// new midpoint) rather than passing it by. They come in key order (schema.Load.Compare).
+func (w *walk) free(n *plan.Node) []schema.Load {
+	byLoad, forced := map[schema.Load]bool{}, map[schema.Load]bool{}
 	for _, c := range w.r.plan.Children(n) {
-		ok, seen := byConc[c.Conc]
+		ok, seen := byLoad[c.Load]
 		reused := w.decisionOf(c.ID).Action == ActReuse
-		byConc[c.Conc] = reused && (ok || !seen)
-		forced[c.Conc] = forced[c.Conc] || w.r.forced(c.ID)
+		byLoad[c.Load] = reused && (ok || !seen)
+		forced[c.Load] = forced[c.Load] || w.r.forced(c.ID)
 	}
-	var out []int
-	for c, ok := range byConc {
-		if ok || forced[c] {
-			out = append(out, c)
+	var out []schema.Load
+	for l, ok := range byLoad {
+		if ok || forced[l] {
+			out = append(out, l)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, schema.Load.Compare)
 	return out
 }
 
-// group adds (or finds) the point group of n at concurrency c, decides its new nodes, runs
-// them in order and returns what they produced.
-func (w *walk) group(n *plan.Node, c int) (engine.Probe, error) {
-	nodes, err := w.r.plan.AddPoint(n, c)
+// recordedLoad is a point a fan-out checkpoint lists, as the cell means it: a bare concurrency
+// recorded before points were keyed by load stands for the cell's LegacyLoad.
+func recordedLoad(n *plan.Node, l schema.Load) schema.Load {
+	if !l.IsRate() && n.Cell != nil {
+		return n.Cell.LegacyLoad(l.Concurrency)
+	}
+	return l
+}
+
+// group adds (or finds) the point group of n at load l, decides its new nodes, runs them in
+// order and returns what they produced.
+func (w *walk) group(n *plan.Node, l schema.Load) (engine.Probe, error) {
+	nodes, err := w.r.plan.AddPoint(n, l)
 	if err != nil {
 		return engine.Probe{}, err
 	}
@@ -194,9 +204,9 @@ func (w *walk) group(n *plan.Node, c int) (engine.Probe, error) {
 			w.dyn[m.ID] = out[m.ID]
 		}
 		w.mu.Unlock()
-		w.emit(events.Event{Type: events.Expand, Node: n.ID, Kind: n.Step.Kind.Name, Total: len(fresh), Message: fmt.Sprintf("c%d", c)})
+		w.emit(events.Event{Type: events.Expand, Node: n.ID, Kind: n.Step.Kind.Name, Total: len(fresh), Message: l.Key()})
 	}
-	probe := engine.Probe{Conc: c, Reused: true}
+	probe := engine.Probe{Load: l, Reused: true}
 	var ups []engine.Upstream
 	for _, m := range nodes {
 		if err := w.ctx.Err(); err != nil {
@@ -217,7 +227,7 @@ func (w *walk) group(n *plan.Node, c int) (engine.Probe, error) {
 		if w.value(m.ID) == nil {
 			if r.Outcome == OutFailed || r.Outcome == OutBlocked {
 				// no result, but the fan-out must see that its probe has no evidence, and why
-				ups = append(ups, engine.Upstream{Node: m.ID, Step: m.Step.ID, Kind: m.Step.Kind.Name, Cell: cellID(m), Conc: c, Failed: r.Reason})
+				ups = append(ups, engine.Upstream{Node: m.ID, Step: m.Step.ID, Kind: m.Step.Kind.Name, Cell: cellID(m), Load: l, Failed: r.Reason})
 			}
 			continue
 		}
@@ -229,12 +239,12 @@ func (w *walk) group(n *plan.Node, c int) (engine.Probe, error) {
 			return probe, fmt.Errorf("checkpoint of %s: %v", m.ID, err)
 		}
 		ups = append(ups, engine.Upstream{Node: m.ID, Step: m.Step.ID, Kind: m.Step.Kind.Name, Cell: cellID(m),
-			Conc: c, Result: w.value(m.ID), Outputs: rec.Outputs, Failed: map[bool]string{true: rec.Error}[rec.Error != ""]})
+			Load: l, Result: w.value(m.ID), Outputs: rec.Outputs, Failed: map[bool]string{true: rec.Error}[rec.Error != ""]})
 	}
 	probe.Upstream = ups
 	w.mu.Lock()
 	w.fanUps[n.ID] = append(w.fanUps[n.ID], ups...)
-	w.fanConcs[n.ID] = append(w.fanConcs[n.ID], c)
+	w.fanLoads[n.ID] = append(w.fanLoads[n.ID], l)
 	w.mu.Unlock()
 	return probe, nil
 }

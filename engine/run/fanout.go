@@ -6,6 +6,7 @@ import (
 
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // replayFanouts adds to the plan the point groups each fan-out node's checkpoint says it made,
@@ -16,8 +17,8 @@ func (r *Runner) replayFanouts(records map[string]*checkpoint.Record) error {
 		if !n.Fanout() || rec == nil {
 			continue
 		}
-		for _, c := range rec.Fanout {
-			if _, err := r.plan.AddPoint(n, c); err != nil {
+		for _, l := range rec.Fanout {
+			if _, err := r.plan.AddPoint(n, recordedLoad(n, l)); err != nil {
 				return fmt.Errorf("replay %s: %w", n.ID, err)
 			}
 		}
@@ -48,11 +49,11 @@ func (r *Runner) describeFanouts(nodes []*plan.Node, out map[string]*decision) {
 			continue
 		}
 		var made []string
-		seen := map[int]bool{}
+		seen := map[schema.Load]bool{}
 		for _, c := range r.plan.Children(n) {
-			if !seen[c.Conc] {
-				seen[c.Conc] = true
-				made = append(made, fmt.Sprintf("c%d", c.Conc))
+			if !seen[c.Load] {
+				seen[c.Load] = true
+				made = append(made, c.Load.Key())
 			}
 		}
 		line := fmt.Sprintf("expands at run time: ≤ %d probes", n.Bound())

@@ -37,7 +37,10 @@ func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
 		if !ok {
 			continue
 		}
-		v := gate.Verdict{Gate: g.ID, Node: n.ID, Severity: g.Severity, Rule: g.Rule, Message: g.Message, Concurrency: n.Conc}
+		v := gate.Verdict{Gate: g.ID, Node: n.ID, Severity: g.Severity, Rule: g.Rule, Message: g.Message, Concurrency: n.Load.InFlight()}
+		if n.Load.IsRate() {
+			v.Load = n.Load.Key() // closed-loop verdicts keep the form they had before loads, so do their digests
+		}
 		if n.Cell != nil {
 			v.Cell = n.Cell.ID
 		}
@@ -60,7 +63,7 @@ func (r *Runner) evalGates(n *plan.Node, val any) []gate.Verdict {
 // ruleContext is what every rule may read besides the result: the campaign's and, at cell
 // and point scope, the cell's fields, as the registry defines them.
 func (r *Runner) ruleContext(n *plan.Node) map[string]any {
-	return r.opts.Registry.RuleEnv(r.plan.Campaign.Spec, n.Cell, n.Conc, n.Step.ID)
+	return r.opts.Registry.RuleEnv(r.plan.Campaign.Spec, n.Cell, n.Load, n.Step.ID)
 }
 
 // ancestors are the nodes n reads from, directly or through other nodes, in plan order.
@@ -161,11 +164,18 @@ func (r *Runner) gatesDoc(n *plan.Node, verdicts []gate.Verdict) ([]byte, error)
 	if !n.Step.Kind.ReadsVerdicts {
 		return nil, nil
 	}
-	type def struct{ ID, On, Rule, Severity, Message string }
-	var defs []def
+	var defs []gateDef
 	for _, g := range r.plan.Campaign.Gates {
-		defs = append(defs, def{g.ID, g.On, g.Rule, g.Severity, g.Message})
+		defs = append(defs, gateDef{g.ID, g.On, g.Rule, g.Severity, g.Message})
 	}
+	return gatesDocOf(defs, verdicts)
+}
+
+// gateDef is a gate's definition as a verdict reader's fingerprint holds it.
+type gateDef struct{ ID, On, Rule, Severity, Message string }
+
+// gatesDocOf encodes a verdict reader's gates document.
+func gatesDocOf(defs []gateDef, verdicts []gate.Verdict) ([]byte, error) {
 	if verdicts == nil {
 		verdicts = []gate.Verdict{}
 	}

@@ -30,6 +30,9 @@ type NodeState struct {
 	Stale    []string           `json:"stale,omitempty"` // why a recorded success no longer matches the campaign
 	Record   *checkpoint.Record `json:"-"`
 	Verdicts []gate.Verdict     `json:"gates,omitempty"`
+	// Legacy is the id the node's record was written under before points were keyed by load
+	// ("" when it is the node's own): an older perfdag's directory, read under today's ids.
+	Legacy string `json:"legacy,omitempty"`
 }
 
 // State is what a campaign directory holds against its frozen campaign file: every node's
@@ -55,6 +58,7 @@ func (r *Runner) Inspect() (*State, error) {
 	if err := r.replayFanouts(records); err != nil {
 		return nil, err
 	}
+	r.migrate(records)
 	st := &State{Dir: r.dir, index: map[string]int{}, r: r}
 	outputs := map[string]string{}
 	recorded := func(id string) []gate.Verdict {
@@ -64,7 +68,7 @@ func (r *Runner) Inspect() (*State, error) {
 		return nil
 	}
 	for _, n := range r.plan.Nodes {
-		ns := NodeState{Node: n.ID, Kind: n.Step.Kind.Name, State: StateNeverRan}
+		ns := NodeState{Node: n.ID, Kind: n.Step.Kind.Name, State: StateNeverRan, Legacy: r.legacy[n.ID]}
 		rec := records[n.ID]
 		switch {
 		case n.Skip != "":

@@ -246,7 +246,7 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 	k := n.Step.Kind
 	prev := w.records[n.ID]
 	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: k.Name, Status: checkpoint.Running,
-		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID, Fanout: w.fanConcsOf(n.ID)}
+		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID, Fanout: w.fanLoadsOf(n.ID)}
 	if prev != nil {
 		rec.Attempt = prev.Attempt + 1
 		w.mu.Lock()
@@ -399,7 +399,7 @@ func (w *walk) buildTask(n *plan.Node) (*engine.Task, map[string]string, error) 
 		}
 		ups[d.Node.ID] = rec.Digest
 		t.Upstream = append(t.Upstream, engine.Upstream{Node: d.Node.ID, Step: d.Node.Step.ID,
-			Kind: d.Node.Step.Kind.Name, Cell: cellID(d.Node), Conc: d.Node.Conc, Result: val, Outputs: rec.Outputs, Failed: failed})
+			Kind: d.Node.Step.Kind.Name, Cell: cellID(d.Node), Load: d.Node.Load, Result: val, Outputs: rec.Outputs, Failed: failed})
 		if d.Node.Fanout() {
 			t.Upstream = append(t.Upstream, w.groupsFor(n, d.Node)...)
 		}

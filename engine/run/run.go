@@ -48,8 +48,11 @@ type Runner struct {
 	opts  Options
 	store *checkpoint.Store
 	mu    sync.Mutex
-	cells map[*schema.Cell]json.RawMessage // canonical cell encodings, shared by a cell's nodes
-	anc   map[*plan.Node][]*plan.Node      // data ancestors, for verdict readers and pass-acting kinds
+	cells map[cellKey]json.RawMessage // canonical cell encodings, shared by a cell's nodes
+	anc   map[*plan.Node][]*plan.Node // data ancestors, for verdict readers and pass-acting kinds
+	// legacy names, per node id, the id its record was written under before points were keyed
+	// by load (migrate), so a reuse says where its result came from.
+	legacy map[string]string
 }
 
 // New prepares a runner; dir is the campaign directory.
@@ -66,7 +69,7 @@ func New(p *plan.Plan, dir string, opts Options) *Runner {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Runner{plan: p, dir: dir, opts: opts, cells: map[*schema.Cell]json.RawMessage{}, anc: map[*plan.Node][]*plan.Node{}}
+	return &Runner{plan: p, dir: dir, opts: opts, cells: map[cellKey]json.RawMessage{}, anc: map[*plan.Node][]*plan.Node{}}
 }
 
 // DryRun returns what a run would do for every node, in plan order, writing nothing.
@@ -144,7 +147,7 @@ type walk struct {
 	children map[string][]*plan.Node
 	dyn      map[string]*decision         // decisions of point groups fan-out nodes added in this walk
 	fanUps   map[string][]engine.Upstream // a fan-out node's groups' results, for it and its readers
-	fanConcs map[string][]int             // the concurrencies a fan-out node expanded into, in order
+	fanLoads map[string][]schema.Load     // the points a fan-out node expanded into, in order
 	env      any                          // the registry's run-wide resources (started simulators)
 	cleanup  func()                       // releases them when the walk ends
 }
@@ -185,7 +188,7 @@ func (r *Runner) Run(ctx context.Context) (*Summary, error) {
 		outputs: map[string]string{},
 		slots:   make(chan struct{}, r.opts.Parallel), locks: map[string]*sync.Mutex{},
 		done: make(chan *plan.Node, len(r.plan.Nodes)), children: map[string][]*plan.Node{},
-		dyn: map[string]*decision{}, fanUps: map[string][]engine.Upstream{}, fanConcs: map[string][]int{}}
+		dyn: map[string]*decision{}, fanUps: map[string][]engine.Upstream{}, fanLoads: map[string][]schema.Load{}}
 	w.emit(events.Event{Type: events.RunStart, Total: len(r.plan.Nodes), Message: plural.N(len(r.plan.Nodes), "node")})
 	if err := w.setup(); err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ func (r *Runner) task(n *plan.Node) *engine.Task {
 	spec := r.plan.Campaign.Spec
 	t := &engine.Task{
 		Node: n.ID, Step: n.Step.ID, Phase: n.Phase, Campaign: spec, Cell: n.Cell,
-		Concurrency: n.Conc, Params: n.Step.Params, Dir: r.dir, BaseDir: r.plan.Campaign.BaseDir,
+		Load: n.Load, Params: n.Step.Params, Dir: r.dir, BaseDir: r.plan.Campaign.BaseDir,
 	}
 	key := n.Endpoint
 	if key == "" && n.Cell != nil {
@@ -38,14 +38,23 @@ type campaignInputs struct {
 	Endpoints map[string]schema.Endpoint `json:"endpoints"`
 }
 
-// scopedInputs is what a cell- or point-scope node reads by default: its cell without the
-// concurrency list (adding a point must not re-run the others), its endpoint, and the settle
-// discipline.
+// scopedInputs is what a cell- or point-scope node reads by default: its cell without its
+// lists of points (adding a point must not re-run the others) as the point sees it
+// (schema.Cell.PointCell: a rate point's cell carries its rate), its endpoint, the point's
+// in-flight count, and the settle discipline. A closed-loop point and a point of the older
+// open-loop spelling encode as they did before points were keyed by load, so their
+// fingerprints hold.
 type scopedInputs struct {
 	Cell        json.RawMessage  `json:"cell"`
 	Endpoint    *schema.Endpoint `json:"endpoint"`
 	Concurrency int              `json:"concurrency,omitempty"`
 	Settle      *schema.Settle   `json:"settle"`
+}
+
+// cellKey names one canonical cell encoding: a cell's, or a rate point's (its rate in it).
+type cellKey struct {
+	cell *schema.Cell
+	rate float64
 }
 
 func (r *Runner) defaultInputs(t *engine.Task) (any, error) {
@@ -55,18 +64,18 @@ func (r *Runner) defaultInputs(t *engine.Task) (any, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cellJSON, ok := r.cells[t.Cell]
-	if !ok { // every node of a cell shares this encoding
-		cell := *t.Cell
-		cell.Concurrencies = nil
+	key := cellKey{t.Cell, t.Load.Rate}
+	cellJSON, ok := r.cells[key]
+	if !ok { // every node of a cell (of a rate) shares this encoding
+		cell := t.Cell.PointCell(t.Load)
 		r.opts.Registry.ClearFanoutFields(&cell) // what a fan-out decides with is not what a node depends on
 		var err error
 		if cellJSON, err = fingerprint.Canonical(cell); err != nil {
 			return nil, err
 		}
-		r.cells[t.Cell] = cellJSON
+		r.cells[key] = cellJSON
 	}
-	return scopedInputs{Cell: cellJSON, Endpoint: t.Endpoint, Concurrency: t.Concurrency, Settle: c.Settle}, nil
+	return scopedInputs{Cell: cellJSON, Endpoint: t.Endpoint, Concurrency: t.Load.InFlight(), Settle: c.Settle}, nil
 }
 
 // doc builds a node's fingerprint document from its data dependencies' digests and, for

@@ -6,12 +6,15 @@
 //	campaigns/<UTC-ts>-<slug>/
 //	  config.yaml  run.json  SOURCE.md  summary.md  events.jsonl  state/journal.jsonl
 //	  state/slices/<cell>.{jsonl,lock}  (journals of concurrent cell slices, merged by readers)
-//	  cells/<cell>/raw/c<N>/{records.jsonl,point.json}   cells/<cell>/raw/prewarm.jsonl
-//	  cells/<cell>/raw/burn-in/c<N>/records.jsonl         cells/<cell>/commands/settle.log
-//	  cells/<cell>/spec_metrics/{c<N>.json,c<N>.before.prom,c<N>.after.prom,readings-c<N>.json}
-//	  cells/<cell>/dcgm_samples/c<N>.json  cells/<cell>/{normalized.json,status.txt,dcgm_correlation.json,roofline_sweep.json}
+//	  cells/<cell>/raw/<point>/{records.jsonl,point.json}   cells/<cell>/raw/prewarm.jsonl
+//	  cells/<cell>/raw/burn-in/<point>/records.jsonl         cells/<cell>/commands/settle.log
+//	  cells/<cell>/spec_metrics/{<point>.json,<point>.before.prom,<point>.after.prom,readings-<point>.json}
+//	  cells/<cell>/dcgm_samples/<point>.json  cells/<cell>/{normalized.json,status.txt,dcgm_correlation.json,roofline_sweep.json}
 //	  atlas.jsonl  tpm_summary.{json,csv,md}  champion.json  report.pdf  publish.json  verdict.json
 //	  calibration.json  (the client's overhead, from perfdag calibrate)
+//
+// <point> is the point's load key (schema.Load.Key): c16 for a concurrency, r2.5 or
+// r2.5-cap64 for a request rate with its in-flight cap.
 //
 // Paths returned by the cell and campaign functions are relative to the campaign directory
 // and slash-separated, the form a step lists in its Result.Outputs and the journal records.
@@ -27,8 +30,9 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
 // File and folder names. Unexported on purpose: callers ask for paths, never spell names.
@@ -157,45 +161,48 @@ func CellDir(cell string) string { return path.Join(cellsDir, mustElem(cell)) }
 // Cells is the folder holding every cell's folder.
 func Cells() string { return cellsDir }
 
-func pointDir(cell string, conc int) string {
-	return path.Join(CellDir(cell), rawDir, "c"+strconv.Itoa(conc))
+func pointDir(cell string, l schema.Load) string {
+	return path.Join(CellDir(cell), rawDir, pointElem(l))
 }
 
+// pointElem is a point's key as a path element (c16, r2.5-cap64).
+func pointElem(l schema.Load) string { return mustElem(l.Key()) }
+
 // Records is a point's per-request records (JSON Lines).
-func Records(cell string, conc int) string { return path.Join(pointDir(cell, conc), recordsFile) }
+func Records(cell string, l schema.Load) string { return path.Join(pointDir(cell, l), recordsFile) }
 
 // Point is a point's statistics (point_v1).
-func Point(cell string, conc int) string { return path.Join(pointDir(cell, conc), pointFile) }
+func Point(cell string, l schema.Load) string { return path.Join(pointDir(cell, l), pointFile) }
 
 // PrewarmRecords are a cell's prewarm requests.
 func PrewarmRecords(cell string) string { return path.Join(CellDir(cell), rawDir, prewarmFile) }
 
-// BurnInRecords are a cell's discarded burn-in pass at one concurrency.
-func BurnInRecords(cell string, conc int) string {
-	return path.Join(CellDir(cell), rawDir, burnInDir, "c"+strconv.Itoa(conc), recordsFile)
+// BurnInRecords are a cell's discarded burn-in pass at one point.
+func BurnInRecords(cell string, l schema.Load) string {
+	return path.Join(CellDir(cell), rawDir, burnInDir, pointElem(l), recordsFile)
 }
 
 // SettleLog records the settle discipline a cell ran with.
 func SettleLog(cell string) string { return path.Join(CellDir(cell), commandsDir, settleLog) }
 
 // SpecWindow is a point's spec-decode and server-metric window (spec_window_v1).
-func SpecWindow(cell string, conc int) string {
-	return path.Join(CellDir(cell), specDir, "c"+strconv.Itoa(conc)+".json")
+func SpecWindow(cell string, l schema.Load) string {
+	return path.Join(CellDir(cell), specDir, pointElem(l)+".json")
 }
 
 // Scrape is the raw /metrics text a bracketing scrape took before or after a point.
-func Scrape(cell string, conc int, phase string) string {
-	return path.Join(CellDir(cell), specDir, "c"+strconv.Itoa(conc)+"."+mustElem(phase)+".prom")
+func Scrape(cell string, l schema.Load, phase string) string {
+	return path.Join(CellDir(cell), specDir, pointElem(l)+"."+mustElem(phase)+".prom")
 }
 
 // MetricsSamples are the /metrics readings sampled during a point's window.
-func MetricsSamples(cell string, conc int) string {
-	return path.Join(CellDir(cell), specDir, "readings-c"+strconv.Itoa(conc)+".json")
+func MetricsSamples(cell string, l schema.Load) string {
+	return path.Join(CellDir(cell), specDir, "readings-"+pointElem(l)+".json")
 }
 
 // DCGMSamples are the DCGM exporter samples taken during a point's window.
-func DCGMSamples(cell string, conc int) string {
-	return path.Join(CellDir(cell), samplesDir, "c"+strconv.Itoa(conc)+".json")
+func DCGMSamples(cell string, l schema.Load) string {
+	return path.Join(CellDir(cell), samplesDir, pointElem(l)+".json")
 }
 
 // DCGMCorrelation is a cell's DCGM window means per point.

@@ -15,14 +15,15 @@ import (
 // directory, never by importing the kind that wrote them) and reads them through a Reader,
 // which checks each file against the digest the journal recorded.
 
-// PointFiles names what one measured concurrency point wrote.
+// PointFiles names what one measured point wrote.
 type PointFiles struct {
-	Cell           string `json:"cell"`
-	Concurrency    int    `json:"concurrency"`
-	Records        string `json:"records,omitempty"`         // per-request records
-	Point          string `json:"point,omitempty"`           // point_v1 statistics
-	MetricsSamples string `json:"metrics_samples,omitempty"` // /metrics readings during the window
-	DCGMSamples    string `json:"dcgm_samples,omitempty"`    // DCGM exporter samples during the window
+	Cell           string      `json:"cell"`
+	Load           schema.Load `json:"load,omitzero"`             // the point (absent in results recorded before points were keyed by load)
+	Concurrency    int         `json:"concurrency"`               // its concurrency or in-flight cap
+	Records        string      `json:"records,omitempty"`         // per-request records
+	Point          string      `json:"point,omitempty"`           // point_v1 statistics
+	MetricsSamples string      `json:"metrics_samples,omitempty"` // /metrics readings during the window
+	DCGMSamples    string      `json:"dcgm_samples,omitempty"`    // DCGM exporter samples during the window
 }
 
 // List is the files in the order a step lists them as outputs.
@@ -41,9 +42,10 @@ type PointOutput interface{ PointFiles() PointFiles }
 
 // SpecFiles names a point's server-metric window.
 type SpecFiles struct {
-	Cell        string `json:"cell"`
-	Concurrency int    `json:"concurrency"`
-	Window      string `json:"window"` // spec_window_v1
+	Cell        string      `json:"cell"`
+	Load        schema.Load `json:"load,omitzero"`
+	Concurrency int         `json:"concurrency"`
+	Window      string      `json:"window"` // spec_window_v1
 }
 
 // SpecOutput is a result that closed a point's metric window (scrape-spec's second half); ok

@@ -242,7 +242,7 @@ func (t *tally) observe(r *schema.AtlasRow) error {
 		t.gateFailed++
 	}
 	if slices.Contains(r.Flags, schema.FlagSteadyWindowUndercount) {
-		t.undercount = append(t.undercount, fmt.Sprintf("%s/c%d", r.CellID, r.Concurrency))
+		t.undercount = append(t.undercount, r.CellID+"/"+r.PointLoad().Key())
 	}
 	return nil
 }

@@ -15,9 +15,9 @@ import (
 // metric window, every cell's DCGM correlation, and the whole cells imports wrote. Nothing
 // is found by listing the directory: a file no upstream result names is not evidence.
 type upstream struct {
-	points   map[string]map[int]string // cell → concurrency → point file
-	windows  map[string]map[int]string // cell → concurrency → spec window file
-	corr     map[string]string         // cell → correlation file
+	points   map[string]map[schema.Load]string // cell → point → point file
+	windows  map[string]map[schema.Load]string // cell → point → spec window file
+	corr     map[string]string                 // cell → correlation file
 	spec     []campaigndir.SpecFiles
 	dcgm     []campaigndir.DCGMFiles
 	imported []campaigndir.CellFiles
@@ -26,22 +26,30 @@ type upstream struct {
 }
 
 func gather(t *engine.Task) (*upstream, error) {
-	in := &upstream{points: map[string]map[int]string{}, windows: map[string]map[int]string{}, corr: map[string]string{}, from: map[string]string{}}
-	put := func(m map[string]map[int]string, cell string, c int, rel string) {
+	in := &upstream{points: map[string]map[schema.Load]string{}, windows: map[string]map[schema.Load]string{}, corr: map[string]string{}, from: map[string]string{}}
+	put := func(m map[string]map[schema.Load]string, cell string, l schema.Load, rel string) {
 		if m[cell] == nil {
-			m[cell] = map[int]string{}
+			m[cell] = map[schema.Load]string{}
 		}
-		m[cell][c] = rel
+		m[cell][l] = rel
+	}
+	// a point's load is its node's (results written before points were keyed by load name
+	// only a concurrency, the in-flight cap of an open-loop point)
+	loadOf := func(u engine.Upstream, l schema.Load, conc int) schema.Load {
+		if !u.Load.IsZero() {
+			return u.Load
+		}
+		return schema.LoadOf(l, conc, 0)
 	}
 	for _, u := range t.Upstream {
 		if po, ok := u.Result.(campaigndir.PointOutput); ok {
 			if f := po.PointFiles(); f.Point != "" {
-				put(in.points, f.Cell, f.Concurrency, f.Point)
+				put(in.points, f.Cell, loadOf(u, f.Load, f.Concurrency), f.Point)
 			}
 		}
 		if so, ok := u.Result.(campaigndir.SpecOutput); ok {
 			if f, ok := so.SpecFiles(); ok {
-				put(in.windows, f.Cell, f.Concurrency, f.Window)
+				put(in.windows, f.Cell, loadOf(u, f.Load, f.Concurrency), f.Window)
 				in.spec = append(in.spec, f)
 			}
 		}
@@ -80,28 +88,30 @@ func checkImports(imported []campaigndir.CellFiles, cells []schema.Cell) error {
 
 // normalizeCell reads one campaign cell's measured points, windows and correlation (as their
 // steps recorded them), maps them to atlas rows with the verdicts they carry, and writes the
-// cell. A concurrency no step measured keeps a gray row.
+// cell. A point no step measured keeps a gray row.
 func normalizeCell(t *engine.Task, cell schema.Cell, in *upstream) (campaigndir.CellFiles, error) {
 	var points []schema.Point
-	spec := map[int]*schema.SpecWindow{}
+	spec := map[schema.Load]*schema.SpecWindow{}
+	loads := cell.Loads()
 	if cell.Expands() { // its points were chosen at run time: what was measured is what exists
-		cell.Concurrencies = slices.Sorted(maps.Keys(in.points[cell.ID]))
+		loads = slices.SortedFunc(maps.Keys(in.points[cell.ID]), schema.Load.Compare)
+		cell.Concurrencies, cell.Rates = nil, nil // Normalize lists what was measured
 	}
-	for _, c := range cell.Concurrencies {
-		if rel := in.points[cell.ID][c]; rel != "" {
+	for _, l := range loads {
+		if rel := in.points[cell.ID][l]; rel != "" {
 			var p schema.Point
 			if err := t.Files.JSON(rel, &p); err != nil {
 				return campaigndir.CellFiles{}, err
 			}
-			p.Concurrency = c
+			p.Load, p.Concurrency = l, l.InFlight()
 			points = append(points, p)
 		}
-		if rel := in.windows[cell.ID][c]; rel != "" {
+		if rel := in.windows[cell.ID][l]; rel != "" {
 			var w schema.SpecWindow
 			if err := t.Files.JSON(rel, &w); err != nil {
 				return campaigndir.CellFiles{}, err
 			}
-			spec[c] = &w
+			spec[l] = &w
 		}
 	}
 	var dcgm *schema.DCGMCorrelation

@@ -22,38 +22,38 @@ var Kind = engine.Kind{
 	Scope:         engine.ScopeCell,
 	Version:       "1",
 	HoldsEndpoint: true,
-	Doc:           "one run-and-discard pass of the cell's first concurrency point",
+	Doc:           "one run-and-discard pass of the cell's first point",
 	Result:        Result{},
 	Inputs: func(t *engine.Task) any {
-		c := t.Cell
-		return map[string]any{"endpoint": t.Endpoint.URL, "model": t.Endpoint.Model, "workload": c.Workload,
-			"concurrency": first(c), "requests": c.RequestsPerPoint.For(first(c))}
+		c, l := t.Cell, t.Cell.FirstLoad()
+		return map[string]any{"endpoint": t.Endpoint.URL, "model": t.Endpoint.Model, "workload": c.PointWorkload(l),
+			"concurrency": l.InFlight(), "requests": c.RequestsPerPoint.For(l.CountBase())}
 	},
 	Run: run,
 }
 
 // Result counts the discarded requests.
 type Result struct {
-	Concurrency int `json:"concurrency"`
-	Requests    int `json:"requests"`
-	Errors      int `json:"errors"`
+	Load        schema.Load `json:"load,omitzero"`
+	Concurrency int         `json:"concurrency"`
+	Requests    int         `json:"requests"`
+	Errors      int         `json:"errors"`
 }
 
-func first(c *schema.Cell) int { return c.FirstConcurrency() }
-
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
-	c := first(t.Cell)
-	s, err := session.Open(ctx, t, t.Cell.Workload, session.Salt(t, session.PhaseBurnIn, c))
+	l := t.Cell.FirstLoad()
+	w := t.Cell.PointWorkload(l)
+	s, err := session.Open(ctx, t, w, session.Salt(t, session.PhaseBurnIn, l))
 	if err != nil {
 		return engine.Result{}, err
 	}
 	defer s.Close()
-	n := t.Cell.RequestsPerPoint.For(c)
-	if err := session.SettleLog(t, "burn-in c%d: %s, discarded", c, plural.N(n, "request")); err != nil {
+	n := t.Cell.RequestsPerPoint.For(l.CountBase())
+	if err := session.SettleLog(t, "burn-in %s: %s, discarded", l.Key(), plural.N(n, "request")); err != nil {
 		return engine.Result{}, err
 	}
-	records, err := s.Load(ctx, session.PhaseBurnIn, loadgen.Config{Requests: n, Concurrency: c,
-		Rate: t.Cell.Workload.RequestRate, Arrival: t.Cell.Workload.Arrival, Seed: t.Cell.Workload.Seed},
+	records, err := s.Load(ctx, session.PhaseBurnIn, loadgen.Config{Requests: n, Concurrency: l.InFlight(),
+		Rate: w.RequestRate, Arrival: w.Arrival, Burstiness: w.Burstiness, Seed: w.Seed},
 		func(p loadgen.Progress) {
 			if t.Progress != nil {
 				t.Progress("burn-in " + session.ProgressLine(p))
@@ -62,21 +62,21 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err != nil {
 		return engine.Result{}, err
 	}
-	res := &Result{Concurrency: c, Requests: len(records)}
+	res := &Result{Load: l, Concurrency: l.InFlight(), Requests: len(records)}
 	for _, r := range records {
 		if r.ErrorClass != "" && r.ErrorClass != schema.ErrorCancelled {
 			res.Errors++
 		}
 	}
-	rel, err := campaigndir.WriteLines(t.Dir, campaigndir.BurnInRecords(t.Cell.ID, c), records)
+	rel, err := campaigndir.WriteLines(t.Dir, campaigndir.BurnInRecords(t.Cell.ID, l), records)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	if err := session.SettleLog(t, "burn-in c%d done: %s", c, plural.N(res.Errors, "error")); err != nil {
+	if err := session.SettleLog(t, "burn-in %s done: %s", l.Key(), plural.N(res.Errors, "error")); err != nil {
 		return engine.Result{}, err
 	}
 	if res.Errors == res.Requests {
 		return engine.Result{}, fmt.Errorf("every burn-in request failed: is the endpoint up?")
 	}
-	return engine.Result{Value: res, Outputs: []string{rel}, Summary: fmt.Sprintf("burn-in c%d: %s discarded", c, plural.N(n, "request"))}, nil
+	return engine.Result{Value: res, Outputs: []string{rel}, Summary: fmt.Sprintf("burn-in %s: %s discarded", l.Key(), plural.N(n, "request"))}, nil
 }

@@ -212,7 +212,7 @@ func (o Options) say(format string, args ...any) {
 // the window's bottleneck.
 func (o Options) point(ctx context.Context, base, phase string, c, n int, w schema.Workload) ([]schema.RequestRecord, map[string]int, *schema.ClientBound, error) {
 	const key = "calibration"
-	t := &engine.Task{Node: "calibrate[" + phase + "/c" + strconv.Itoa(c) + "]", Concurrency: c,
+	t := &engine.Task{Node: "calibrate[" + phase + "/c" + strconv.Itoa(c) + "]", Load: schema.Conc(c),
 		Endpoint: &schema.Endpoint{URL: "sim://", Model: o.Model}, EndpointKey: key,
 		Env: &endpoint.Env{Endpoints: map[string]endpoint.Resolved{key: {BaseURL: base, Sim: true}}}}
 	salt := o.Salt + "/calibrate/" + phase + "/c" + strconv.Itoa(c)

@@ -111,12 +111,14 @@ func frozenPath(baseDir, file, cellID string) string {
 // kindInputs is what a correlation depends on beyond params and upstream outputs: the cell's
 // points and GPU count, the endpoint's telemetry addresses, and the frozen file's content.
 type kindInputs struct {
-	Cell          string `json:"cell"`
-	Concurrencies []int  `json:"concurrencies"`
-	GPUs          int    `json:"gpus"`
-	EndpointURL   string `json:"endpoint_url,omitempty"`
-	DCGMURL       string `json:"dcgm_url,omitempty"`
-	Frozen        string `json:"frozen_digest,omitempty"`
+	Cell          string    `json:"cell"`
+	Concurrencies []int     `json:"concurrencies"`
+	Rates         []float64 `json:"rates,omitempty"`
+	MaxInFlight   int       `json:"max_in_flight,omitempty"`
+	GPUs          int       `json:"gpus"`
+	EndpointURL   string    `json:"endpoint_url,omitempty"`
+	DCGMURL       string    `json:"dcgm_url,omitempty"`
+	Frozen        string    `json:"frozen_digest,omitempty"`
 }
 
 func inputs(t *engine.Task) any {
@@ -127,6 +129,7 @@ func inputs(t *engine.Task) any {
 	in := kindInputs{}
 	if t.Cell != nil {
 		in.Cell, in.Concurrencies, in.GPUs = t.Cell.ID, t.Cell.Concurrencies, t.Cell.GPUs
+		in.Rates, in.MaxInFlight = t.Cell.Rates, t.Cell.MaxInFlight
 	}
 	if t.Endpoint != nil {
 		in.EndpointURL, in.DCGMURL = t.Endpoint.URL, t.Endpoint.DCGMURL

@@ -88,7 +88,7 @@ func TestSameMeansFromEverySource(t *testing.T) {
 		}},
 		{"exporter", ", dcgm_url: \"http://node-7:9400/metrics\"", "", func(t *testing.T, dir, base string) {
 			for _, c := range []int{1, 2} {
-				if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", c), dcgm.NewSamples("a", c, "http://node-7:9400/metrics", samplesOf(all, c), promscrape.PollStats{Scrapes: 9})); err != nil {
+				if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", schema.Conc(c)), dcgm.NewSamples("a", schema.Conc(c), "http://node-7:9400/metrics", samplesOf(all, c), promscrape.PollStats{Scrapes: 9})); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -164,7 +164,7 @@ func TestMissingSamplesAndBadFiles(t *testing.T) {
 	t.Run("exporter file missing for c2", func(t *testing.T) {
 		dir := t.TempDir()
 		points(t, dir)
-		if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", 1), dcgm.NewSamples("a", 1, "sim://", samplesOf(all, 1), promscrape.PollStats{})); err != nil {
+		if _, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", schema.Conc(1)), dcgm.NewSamples("a", schema.Conc(1), "sim://", samplesOf(all, 1), promscrape.PollStats{})); err != nil {
 			t.Fatal(err)
 		}
 		out, recs := stepstest.Run(t, dir, t.TempDir(), strings.Replace(campaign("", ""), `"http://127.0.0.1:9"`, `"sim://"`, 1), nil)

@@ -43,21 +43,21 @@ func TestPointsWindows(t *testing.T) {
 			t0.Add(time.Second), t0.Add(11 * time.Second), 10, true, ""},
 		{"no point.json", nil, time.Time{}, time.Time{}, 0, false, ""},
 		{"bad started_at", map[string]string{"point": `{"started_at": "yesterday", "ended_at": "2026-05-01T10:01:00Z"}`},
-			time.Time{}, time.Time{}, 0, false, campaigndir.Point("a", 4) + ": field started_at: \"yesterday\" is not an RFC 3339 time"},
+			time.Time{}, time.Time{}, 0, false, campaigndir.Point("a", schema.Conc(4)) + ": field started_at: \"yesterday\" is not an RFC 3339 time"},
 		{"end before start", map[string]string{"point": `{"started_at": "2026-05-01T10:01:00Z", "ended_at": "2026-05-01T10:00:00Z"}`},
 			time.Time{}, time.Time{}, 0, false, "field ended_at: 2026-05-01T10:00:00Z is before started_at"},
 		{"malformed point.json", map[string]string{"point": `{"started_at": `}, time.Time{}, time.Time{}, 0, false, "decode"},
 		{"malformed records", map[string]string{"point": `{}`, "records": "{\"phase\": \"profiling\"}\nnot json\n"},
-			time.Time{}, time.Time{}, 0, false, campaigndir.Records("a", 4) + ":2:"},
+			time.Time{}, time.Time{}, 0, false, campaigndir.Records("a", schema.Conc(4)) + ":2:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			files := campaigndir.PointFiles{Cell: "a", Concurrency: 4}
 			for name, s := range tc.files {
-				rel := campaigndir.Point("a", 4)
+				rel := campaigndir.Point("a", schema.Conc(4))
 				if name == "records" {
-					rel = campaigndir.Records("a", 4)
+					rel = campaigndir.Records("a", schema.Conc(4))
 					files.Records = rel
 				} else {
 					files.Point = rel
@@ -82,7 +82,7 @@ func TestPointsWindows(t *testing.T) {
 				t.Fatalf("%d points, want 1 (duplicate concurrencies collapse)", len(pts))
 			}
 			p := pts[0]
-			if p.Measured != tc.measured || p.OutputTokPerS != tc.wantTPS || !p.Window.Start.Equal(tc.wantStart) || !p.Window.End.Equal(tc.wantEnd) || p.Window.Concurrency != 4 {
+			if p.Measured != tc.measured || p.OutputTokPerS != tc.wantTPS || !p.Window.Start.Equal(tc.wantStart) || !p.Window.End.Equal(tc.wantEnd) || p.Window.Load != schema.Conc(4) {
 				t.Errorf("point %+v, want measured %v, tps %v, window %v – %v", p, tc.measured, tc.wantTPS, tc.wantStart, tc.wantEnd)
 			}
 		})
@@ -98,8 +98,8 @@ func TestSamplesRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)
 	in := []dcgm.GPUSample{{At: at, GPU: "0", DCGMFields: schema.DCGMFields{SMActive: schema.F(0.5)}}}
-	rel, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", 8),
-		dcgm.NewSamples("a", 8, "http://user:pw@node:9400/metrics?x=1", in, promscrape.PollStats{Scrapes: 3, Failures: 1}))
+	rel, err := campaigndir.WriteJSON(dir, campaigndir.DCGMSamples("a", schema.Conc(8)),
+		dcgm.NewSamples("a", schema.Conc(8), "http://user:pw@node:9400/metrics?x=1", in, promscrape.PollStats{Scrapes: 3, Failures: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 		if err := r.JSON(rel, &doc); err != nil {
 			return doc, err
 		}
-		return doc, doc.Check(rel, "a", 8)
+		return doc, doc.Check(rel, "a", schema.Conc(8))
 	}
 	doc, err := read()
 	if err != nil {
@@ -143,7 +143,7 @@ func TestPointsOfSearchedCell(t *testing.T) {
 	dir := t.TempDir()
 	var ups []engine.Upstream
 	for _, c := range []int{8, 1} {
-		files := campaigndir.PointFiles{Cell: "a", Concurrency: c, Point: campaigndir.Point("a", c)}
+		files := campaigndir.PointFiles{Cell: "a", Concurrency: c, Point: campaigndir.Point("a", schema.Conc(c))}
 		testkit.WriteFile(t, campaigndir.Abs(dir, files.Point), `{"started_at": "2026-05-01T10:00:00Z", "ended_at": "2026-05-01T10:01:00Z", "output_token_throughput": `+strconv.Itoa(10*c)+`}`)
 		ups = append(ups, engine.Upstream{Result: runshape.ResultOf(schema.Point{}, files)})
 	}
@@ -152,7 +152,7 @@ func TestPointsOfSearchedCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 2 || pts[0].Concurrency != 1 || pts[1].Concurrency != 8 || !pts[0].Measured || !pts[1].Measured || pts[1].OutputTokPerS != 80 {
+	if len(pts) != 2 || pts[0].Load != schema.Conc(1) || pts[1].Load != schema.Conc(8) || !pts[0].Measured || !pts[1].Measured || pts[1].OutputTokPerS != 80 {
 		t.Fatalf("points %+v, want c1 and c8 measured", pts)
 	}
 }

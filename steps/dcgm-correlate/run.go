@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,35 +21,35 @@ import (
 
 // Point is one measured point as dcgm-correlate sees it: its window and output throughput.
 type Point struct {
-	Concurrency   int
+	Load          schema.Load
 	Window        dcgm.Window // zero Start/End when the point was not measured
 	OutputTokPerS float64     // whole endpoint; 0 when unmeasured
 	Measured      bool        // its measurement's result names a point file
 	Files         campaigndir.PointFiles
 }
 
-// Points reads the window and output tok/s of each of a cell's concurrencies (listed, or
-// probed by a search) from the points its upstream measurements name: started_at/ended_at of
-// the point file, or — when those are missing — the first start and last end of the profiling
-// requests of its records. A concurrency no upstream measured is returned unmeasured; a
-// malformed file is an error naming the file and field.
+// Points reads the window and output tok/s of each of a cell's points (listed, or probed by a
+// search) from the points its upstream measurements name: started_at/ended_at of the point
+// file, or — when those are missing — the first start and last end of the profiling requests
+// of its records. A point no upstream measured is returned unmeasured; a malformed file is an
+// error naming the file and field. Points come in key order (schema.Load.Compare).
 func Points(r campaigndir.Reader, cell *schema.Cell, upstream []engine.Upstream) ([]Point, error) {
-	measured := map[int]campaigndir.PointFiles{}
+	measured := map[schema.Load]campaigndir.PointFiles{}
 	for _, u := range upstream {
 		if po, ok := u.Result.(campaigndir.PointOutput); ok && po.PointFiles().Cell == cell.ID {
-			measured[po.PointFiles().Concurrency] = po.PointFiles()
+			measured[upstreamLoad(u, po.PointFiles())] = po.PointFiles()
 		}
 	}
-	concs := slices.Clone(cell.Concurrencies)
-	for c := range measured {
-		concs = append(concs, c) // a searched cell lists none: its probes are its points
+	loads := cell.Loads()
+	for l := range measured {
+		loads = append(loads, l) // a searched cell lists none: its probes are its points
 	}
-	slices.Sort(concs)
-	concs = slices.Compact(concs)
-	out := make([]Point, 0, len(concs))
-	for _, c := range concs {
-		pt := Point{Concurrency: c, Window: dcgm.Window{Concurrency: c}}
-		files, ok := measured[c]
+	slices.SortFunc(loads, schema.Load.Compare)
+	loads = slices.Compact(loads)
+	out := make([]Point, 0, len(loads))
+	for _, l := range loads {
+		pt := Point{Load: l, Window: dcgm.Window{Load: l}}
+		files, ok := measured[l]
 		if !ok || files.Point == "" {
 			out = append(out, pt)
 			continue
@@ -81,6 +80,15 @@ func Points(r campaigndir.Reader, cell *schema.Cell, upstream []engine.Upstream)
 		out = append(out, pt)
 	}
 	return out, nil
+}
+
+// upstreamLoad is the point a measurement's files belong to: the node's load as the engine
+// gives it (a record written before points were keyed by load names only its concurrency).
+func upstreamLoad(u engine.Upstream, f campaigndir.PointFiles) schema.Load {
+	if !u.Load.IsZero() {
+		return u.Load
+	}
+	return schema.LoadOf(f.Load, f.Concurrency, 0)
 }
 
 func parseTime(path, field, v string) (time.Time, error) {
@@ -151,15 +159,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, fmt.Errorf("cell %s: %w", cell.ID, err)
 	}
 	var windows []dcgm.Window
-	tps := map[int]float64{}
+	tps := map[schema.Load]float64{}
 	var unmeasured []string
 	for _, pt := range points {
 		if !pt.Measured {
 			res.MissingPointFiles++
-			unmeasured = append(unmeasured, "c"+strconv.Itoa(pt.Concurrency))
+			unmeasured = append(unmeasured, pt.Load.Key())
 		}
 		if pt.OutputTokPerS > 0 {
-			tps[pt.Concurrency] = pt.OutputTokPerS
+			tps[pt.Load] = pt.OutputTokPerS
 		}
 		// A frozen file needs no window (it may carry its own); the live sources query one.
 		if res.Source == SourceFrozen || !pt.Window.Start.IsZero() {

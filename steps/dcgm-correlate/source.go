@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/perfdag/perfdag/engine/plural"
 
@@ -34,32 +35,32 @@ func openSource(_ context.Context, t *engine.Task, p *Params, source string, poi
 		return src, nil
 	case SourceExporter:
 		var all []dcgm.GPUSample
-		var missing []int
+		var missing []string
 		exporter := "" // the address run-shape sampled (a sim:// endpoint's is only known then)
 		for _, pt := range points {
 			if !pt.Measured {
 				continue
 			}
 			if pt.Files.DCGMSamples == "" {
-				missing = append(missing, pt.Concurrency)
+				missing = append(missing, pt.Load.Key())
 				continue
 			}
 			var doc dcgm.Samples
 			if err := t.Files.JSON(pt.Files.DCGMSamples, &doc); err != nil {
 				return nil, err
 			}
-			if err := doc.Check(pt.Files.DCGMSamples, t.Cell.ID, pt.Concurrency); err != nil {
+			if err := doc.Check(pt.Files.DCGMSamples, t.Cell.ID, pt.Load); err != nil {
 				return nil, err
 			}
 			if doc.Failures > 0 {
-				fmt.Fprintf(log, "dcgm-correlate %s c%d: %d of %s failed during the window\n", t.Cell.ID, pt.Concurrency, doc.Failures, plural.N(doc.Failures+doc.Scrapes, "exporter fetch"))
+				fmt.Fprintf(log, "dcgm-correlate %s %s: %d of %s failed during the window\n", t.Cell.ID, pt.Load.Key(), doc.Failures, plural.N(doc.Failures+doc.Scrapes, "exporter fetch"))
 			}
 			all = append(all, doc.Samples...)
 			exporter = cmp.Or(exporter, doc.Exporter)
 		}
 		res.MissingExporterFiles = len(missing)
 		if len(missing) > 0 {
-			fmt.Fprintf(log, "dcgm-correlate %s: no exporter samples for concurrencies %v: those points stay ungrounded\n", t.Cell.ID, missing)
+			fmt.Fprintf(log, "dcgm-correlate %s: no exporter samples for %s: those points stay ungrounded\n", t.Cell.ID, strings.Join(missing, ", "))
 		}
 		url := exporter
 		if url == "" && t.Endpoint != nil {

@@ -142,8 +142,14 @@ func environ(t *engine.Task, extra map[string]string) []string {
 	if t.Cell != nil {
 		add("PERFDAG_CELL", t.Cell.ID)
 	}
-	if t.Concurrency > 0 {
-		add("PERFDAG_CONCURRENCY", fmt.Sprint(t.Concurrency))
+	if !t.Load.IsZero() {
+		add("PERFDAG_LOAD", t.Load.Key())
+		if n := t.Load.InFlight(); n > 0 {
+			add("PERFDAG_CONCURRENCY", fmt.Sprint(n)) // a rate point's in-flight cap
+		}
+		if t.Load.IsRate() {
+			add("PERFDAG_REQUEST_RATE", schema.FormatRate(t.Load.Rate))
+		}
 	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {

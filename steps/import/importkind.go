@@ -36,18 +36,19 @@ var Kind = engine.Kind{
 
 // Result is what gates on import read.
 type Result struct {
-	Cell              string   `json:"cell"`
-	Concurrency       int      `json:"concurrency"`
-	Source            string   `json:"source"`
-	SourceVersion     string   `json:"source_version"`
-	StatsFrom         string   `json:"stats_from"`
-	TokenBasis        string   `json:"token_basis"`
-	RequestCount      int      `json:"request_count"`
-	ErrorCount        int      `json:"error_count"`
-	Status            string   `json:"status"`
-	TTFTP50Ms         *float64 `json:"ttft_p50_ms"` // nil when the file states no TTFT median: a gate reading it is not evaluated
-	RequestThroughput float64  `json:"request_throughput"`
-	OutputTokPerS     float64  `json:"output_tok_s"`
+	Cell              string      `json:"cell"`
+	Load              schema.Load `json:"load,omitzero"`
+	Concurrency       int         `json:"concurrency"`
+	Source            string      `json:"source"`
+	SourceVersion     string      `json:"source_version"`
+	StatsFrom         string      `json:"stats_from"`
+	TokenBasis        string      `json:"token_basis"`
+	RequestCount      int         `json:"request_count"`
+	ErrorCount        int         `json:"error_count"`
+	Status            string      `json:"status"`
+	TTFTP50Ms         *float64    `json:"ttft_p50_ms"` // nil when the file states no TTFT median: a gate reading it is not evaluated
+	RequestThroughput float64     `json:"request_throughput"`
+	OutputTokPerS     float64     `json:"output_tok_s"`
 	// SLOAttainment and GoodputReqS judge the file's requests against the cell's slo; nil
 	// without one, or when the file holds aggregates only (unknown, not zero).
 	SLOAttainment *float64 `json:"slo_attainment"`
@@ -87,8 +88,9 @@ func inputs(t *engine.Task) any {
 	if c.Import != nil {
 		imp = map[string]any{"format": c.Import.Format, "source_version": c.Import.SourceVersion}
 	}
-	in := map[string]any{"import": imp, "path": Path(c, t.Concurrency), "content": filesOf(t).Digest(abs(t, Path(c, t.Concurrency))),
-		"identity": c.Identity, "workload": c.Workload, "concurrency": t.Concurrency, "endpoint": c.Endpoint}
+	conc := t.Load.InFlight()
+	in := map[string]any{"import": imp, "path": Path(c, conc), "content": filesOf(t).Digest(abs(t, Path(c, conc))),
+		"identity": c.Identity, "workload": c.PointWorkload(t.Load), "concurrency": conc, "endpoint": c.Endpoint}
 	if c.SLO != nil {
 		in["slo"] = c.SLO // the point states its goodput under it (a cell without one keeps its fingerprints)
 	}
@@ -102,6 +104,10 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 			continue
 		}
 		at := fmt.Sprintf("cells[%d].import", i)
+		if len(cell.Rates) > 0 {
+			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].rates", i), Err: fmt.Errorf("cell %s imports its points by concurrency: importing rate points is not built yet", cell.ID),
+				Hint: "list the imported files' concurrencies in concurrencies:, and measure rates in a cell of their own"})
+		}
 		var have []int
 		for j, p := range cell.Import.Points {
 			if p.Path == "" {
@@ -123,7 +129,8 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 }
 
 func run(_ context.Context, t *engine.Task) (engine.Result, error) {
-	cell, conc := t.Cell, t.Concurrency
+	cell, l := t.Cell, t.Load
+	conc := l.InFlight()
 	rel := Path(cell, conc)
 	if rel == "" {
 		return engine.Result{}, fmt.Errorf("cell %s imports no file for concurrency %d", cell.ID, conc)
@@ -132,7 +139,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if b, err := workload.Resolve(cell.Workload); err == nil {
 		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
 	}
-	o := stats.Options{Cell: cell.ID, Concurrency: conc, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs, SLO: cell.SLO}
+	o := stats.Options{Cell: cell.ID, Load: l, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs, SLO: cell.SLO}
 	r, err := filesOf(t).Read(cell.Import.Format, abs(t, rel), e, o)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
@@ -143,16 +150,16 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	point := r.Point
 	point.Import = &schema.PointImport{Source: r.Source, SourceVersion: version, File: rel, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis, Clock: r.Clock}
-	files := campaigndir.PointFiles{Cell: cell.ID, Concurrency: conc}
+	files := campaigndir.PointFiles{Cell: cell.ID, Load: l, Concurrency: conc}
 	if len(r.Records) > 0 {
-		if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, conc), r.Records); err != nil {
+		if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, l), r.Records); err != nil {
 			return engine.Result{}, err
 		}
 	}
-	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
+	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, l), point); err != nil {
 		return engine.Result{}, err
 	}
-	res := &Result{Cell: cell.ID, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
+	res := &Result{Cell: cell.ID, Load: l, Concurrency: conc, Source: r.Source, SourceVersion: version, StatsFrom: r.StatsFrom, TokenBasis: r.TokenBasis,
 		RequestCount: point.RequestCount, ErrorCount: point.ErrorCount, Status: point.Status, RequestThroughput: point.RequestThroughput,
 		OutputTokPerS: point.OutputTokenThroughput, SLOAttainment: point.SLOAttainment, GoodputReqS: point.GoodputReqS, Files: files}
 	p50 := "unstated"

@@ -26,7 +26,7 @@ func task(t *testing.T, file string, conc int, env any) *engine.Task {
 	t.Helper()
 	cell := &schema.Cell{ID: "sg", Workload: schema.Workload{Shape: "custom", InputTokens: 100, OutputTokens: 4},
 		Import: &schema.CellImport{Format: benchfile.SourceSGLang, Points: []schema.ImportPoint{{Concurrency: 1, Path: file}, {Concurrency: 2, Path: file}}}}
-	return &engine.Task{Node: "import[sg]", Cell: cell, Concurrency: conc, Dir: t.TempDir(), BaseDir: filepath.Dir(file), Env: env}
+	return &engine.Task{Node: "import[sg]", Cell: cell, Load: schema.Conc(conc), Dir: t.TempDir(), BaseDir: filepath.Dir(file), Env: env}
 }
 
 // The run line says where the statistics came from: per-request (with the failed requests

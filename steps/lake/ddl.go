@@ -123,8 +123,21 @@ func (d dialect) deleteSQL(t Table) string {
 }
 
 func (d dialect) selectSQL(t Table) string {
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s ORDER BY %s", strings.Join(t.columnNames(), ", "),
-		t.Name, ColCampaignID, d.placeholder(1), strings.Join(t.Key, ", "))
+	return d.selectColumnsSQL(t, t.columnNames(), t.order())
+}
+
+// selectColumnsSQL selects some columns of a campaign's rows in order.
+func (d dialect) selectColumnsSQL(t Table, cols, order []string) string {
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s ORDER BY %s", strings.Join(cols, ", "),
+		t.Name, ColCampaignID, d.placeholder(1), strings.Join(order, ", "))
+}
+
+// order is the ORDER BY of Read.
+func (t Table) order() []string {
+	if t.Order != nil {
+		return t.Order
+	}
+	return t.Key
 }
 
 func (d dialect) countSQL(t Table) string {

@@ -149,8 +149,10 @@ func (l *Lake) insert(ctx context.Context, ins *inserter, t Table, p *Publicatio
 			return nil
 		}
 		return p.Atlas(func(r *schema.AtlasRow) error {
+			l := r.PointLoad() // a row written before load keys has it from its concurrency and extra.request_rate
+			r.Load, r.RequestRate = l, l.Rate
 			computed := map[string]any{ColCampaignID: p.CampaignID, ColInputKey: InputKey(r)}
-			return ins.add(ctx, r, computed, fmt.Sprintf("%s/c%d", r.CellID, r.Concurrency))
+			return ins.add(ctx, r, computed, r.CellID+"/"+l.Key())
 		})
 	case CampaignTable:
 		var champion any
@@ -224,7 +226,7 @@ func (l *Lake) ensureSchema(ctx context.Context, tx txn, now time.Time) error {
 		sig := t.Signature()
 		if old, ok := have[t.Name]; ok {
 			if old != sig {
-				if err := l.addColumns(ctx, tx, t, old, sig); err != nil {
+				if err := l.upgrade(ctx, tx, t, old, sig); err != nil {
 					return err
 				}
 			}
@@ -242,24 +244,20 @@ func (l *Lake) ensureSchema(ctx context.Context, tx txn, now time.Time) error {
 	return nil
 }
 
-// addColumns brings a table created by an older perfdag up to t: columns t added since are
+// upgrade brings a table created by an older perfdag up to t: an atlas table keyed before
+// load keys is rebuilt under today's key (rekeyAtlas); otherwise the columns t added since are
 // nullable, so they are added (old rows read NULL) and the new signature is recorded. Any other
 // difference — a column gone, or a new NOT NULL column — refuses the lake before a row is written.
-func (l *Lake) addColumns(ctx context.Context, tx txn, t Table, old, sig string) error {
+func (l *Lake) upgrade(ctx context.Context, tx txn, t Table, old, sig string) error {
+	stored, err := l.storedColumns(ctx, tx.query, t.Name)
+	if err != nil {
+		return err
+	}
+	if needsRekey(t, stored) {
+		return l.rekeyAtlas(ctx, tx, t, stored, sig)
+	}
 	refuse := func(why string) error {
 		return fmt.Errorf("table %s in this lake was created with other columns (signature %.12s, this perfdag writes %.12s): %s: publish to a new lake, or migrate the table to the DDL of `steps/lake` Schema()", t.Name, old, sig, why)
-	}
-	rows, err := tx.query(ctx, l.d.columns, t.Name)
-	if err != nil {
-		return fmt.Errorf("read the columns of %s: %w", t.Name, err)
-	}
-	stored := map[string]bool{} // name → NOT NULL
-	for _, r := range rows {
-		n, _ := normalize(Column{Type: Text}, r[0])
-		name, _ := n.(string)
-		v, _ := normalize(Column{Type: BigInt}, r[1])
-		nn, _ := v.(int64)
-		stored[name] = nn != 0
 	}
 	want := map[string]bool{}
 	var missing []Column

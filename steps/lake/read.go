@@ -3,17 +3,29 @@ package lake
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
-// Read returns a campaign's rows of one table, in primary-key order, each value normalized to
-// its column's Go type (string, int64, float64, bool, or nil for NULL): SQLite and PostgreSQL
-// read back the same way, so two lakes can be compared row by row.
+// Read returns a campaign's rows of one table, in the table's order (its primary key, or
+// Table.Order), each value normalized to its column's Go type (string, int64, float64, bool,
+// or nil for NULL): SQLite and PostgreSQL read back the same way, so two lakes can be compared
+// row by row. A table an older perfdag created without some of today's columns reads them as
+// NULL — but atlas_v1's load, which its rows' concurrency and extra_json give.
 func (l *Lake) Read(ctx context.Context, table, campaignID string) ([][]any, error) {
 	t, ok := TableNamed(table)
 	if !ok {
 		return nil, fmt.Errorf("read %s: no such lake table", table)
 	}
-	rows, err := l.conn.query(ctx, l.d.selectSQL(t), campaignID)
+	stored, err := l.storedColumns(ctx, l.conn.query, t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", table, l.loc, err)
+	}
+	var rows [][]any
+	if len(stored) > 0 && slices.ContainsFunc(t.Columns, func(c Column) bool { _, ok := stored[c.Name]; return !ok }) {
+		rows, err = l.readOld(ctx, t, stored, campaignID) // written by an older perfdag, not yet upgraded by a publish
+	} else {
+		rows, err = l.conn.query(ctx, l.d.selectSQL(t), campaignID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", table, l.loc, err)
 	}

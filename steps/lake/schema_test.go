@@ -1,6 +1,7 @@
 package lake_test
 
 import (
+	"encoding"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -34,7 +35,7 @@ func jsonFields(t reflect.Type, out map[string]jsonField) {
 		if name == "-" || !f.IsExported() {
 			continue
 		}
-		out[name] = jsonField{typ: f.Type, omitempty: strings.Contains(opts, "omitempty")}
+		out[name] = jsonField{typ: f.Type, omitempty: strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")}
 	}
 }
 
@@ -70,16 +71,19 @@ func TestColumnsMatchRecords(t *testing.T) {
 					typ, ptr = typ.Elem(), true
 				}
 				var want lake.Type
-				switch typ.Kind() {
-				case reflect.String:
+				textKey := typ.Kind() == reflect.Struct && typ.Implements(reflect.TypeFor[encoding.TextMarshaler]())
+				switch {
+				case textKey: // a key type (a point's load) is stored as its text
 					want = lake.Text
-				case reflect.Int, reflect.Int64:
+				case typ.Kind() == reflect.String:
+					want = lake.Text
+				case typ.Kind() == reflect.Int, typ.Kind() == reflect.Int64:
 					want = lake.BigInt
-				case reflect.Float64:
+				case typ.Kind() == reflect.Float64:
 					want = lake.Double
-				case reflect.Bool:
+				case typ.Kind() == reflect.Bool:
 					want = lake.Boolean
-				case reflect.Slice, reflect.Map, reflect.Struct:
+				case typ.Kind() == reflect.Slice, typ.Kind() == reflect.Map, typ.Kind() == reflect.Struct:
 					want = lake.JSON
 					if !c.JSON {
 						t.Errorf("column %s holds a %s but is not marked JSON", c.Name, typ)
@@ -89,7 +93,7 @@ func TestColumnsMatchRecords(t *testing.T) {
 					t.Errorf("column %s is %s, field %s is %s (want %s)", c.Name, c.Type, c.Field, f.typ, want)
 				}
 				nullable := ptr || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map ||
-					(f.omitempty && typ.Kind() == reflect.String)
+					(f.omitempty && (typ.Kind() == reflect.String || textKey))
 				if c.Null != nullable {
 					t.Errorf("column %s: Null = %t, but field %s (%s, omitempty %t) is nullable = %t", c.Name, c.Null, c.Field, f.typ, f.omitempty, nullable)
 				}

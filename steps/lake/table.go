@@ -29,12 +29,16 @@ type Table struct {
 	Doc     string
 	Columns []Column
 	Key     []string // primary key; campaign_id first, so deleting a campaign uses it
+	// Order is the ORDER BY of Read (SQL the same on SQLite and PostgreSQL); nil means Key.
+	Order []string
 }
 
 // Computed columns (Field == ""): filled by the publisher, not read from the record.
 const (
 	ColCampaignID = "campaign_id"      // every table: the run, <UTC-ts>-<slug>
 	ColInputKey   = "input_tokens_key" // atlas_v1: mean input tokens, else extra.isl, else -1
+	ColLoad       = "load"             // atlas_v1: the point's key (c16, r2.5-cap64)
+	ColRate       = "request_rate"     // atlas_v1: a rate point's asked requests per second, 0 on a concurrency point
 	ColRowJSON    = "row_json"         // every table: the whole record as JSON
 	ColChampion   = "champion"         // campaign_v1: champion arm from champion.json
 	ColPublished  = "published_at"     // campaign_v1: when this publish happened
@@ -107,9 +111,12 @@ func TableNamed(name string) (Table, bool) {
 func atlasTable() Table {
 	return Table{
 		Name: AtlasTable,
-		Doc:  "one (cell, concurrency[, ISL]) point of the atlas (schema.AtlasRow); roofline prefill rows all sit at concurrency 1 and differ by input_tokens_key",
+		Doc:  "one (cell, point[, ISL]) row of the atlas (schema.AtlasRow); roofline prefill rows all sit at concurrency 1 and differ by input_tokens_key",
 		Columns: cat(
-			[]Column{campaignID(), txt("campaign"), txt("cell_id"), num("concurrency"),
+			[]Column{campaignID(), txt("campaign"), txt("cell_id"),
+				{Name: "concurrency", Type: BigInt, Field: "concurrency", Doc: "a closed-loop point's concurrency, or a rate point's in-flight cap (0: none)"},
+				{Name: ColLoad, Type: Text, Field: "load", Doc: "the point's key: c16 (concurrency), r2.5 or r2.5-cap64 (request rate, with its in-flight cap); rows published before the column have it from their concurrency and extra.request_rate"},
+				{Name: ColRate, Type: Double, Field: "request_rate", Doc: "a rate point's asked requests per second; 0 on a concurrency point"},
 				{Name: ColInputKey, Type: Double, Doc: "mean_input_tokens, else extra.isl, else -1: tells a prefill ISL sweep's rows apart"}},
 			[]Column{txt("model"), txt("hardware"), txt("quant"), num("tensor_parallel"), txt("parallel_strategy"),
 				flag("mtp"), num("max_num_batched_tokens"), txt("engine"), optTxt("engine_version"), txt("delivery"),
@@ -145,7 +152,8 @@ func atlasTable() Table {
 				{Name: "measurement_cost_json", Type: JSON, Field: "measurement_cost", Null: true, JSON: true, Doc: "what measuring the point took: {requests_sent, requests_valid, settle_s, run_s, endpoint_s, gpus, gpu_s} (gpu_s null when the campaign declares no GPU count; docs/campaign-directory.md); NULL on an imported point or one recorded before cost accounting"},
 				rowJSON("atlas_v1")},
 		),
-		Key: []string{ColCampaignID, "cell_id", "concurrency", ColInputKey},
+		Key:   []string{ColCampaignID, "cell_id", ColLoad, ColInputKey},
+		Order: []string{ColCampaignID, "cell_id", "concurrency", ColRate, ColLoad, ColInputKey},
 	}
 }
 
@@ -174,7 +182,7 @@ func tpmTable() Table {
 		Doc:  "one TPM operating point (peak or sla) of a deployment group (schema.TPMRow)",
 		Columns: cat(
 			[]Column{campaignID(), txt("campaign")}, tpmKey(),
-			[]Column{txt("cell_id"), num("concurrency"), txt("cache_mode"), optTxt("engine"), optTxt("delivery"), num("gpus_per_node")},
+			[]Column{txt("cell_id"), num("concurrency"), optTxt("load"), txt("cache_mode"), optTxt("engine"), optTxt("delivery"), num("gpus_per_node")},
 			optReals("mean_isl", "mean_osl", "ttft_avg_ms", "tpot_avg_ms"),
 			[]Column{dbl("ttft_sla_ms"), dbl("tpot_sla_ms"), dbl("output_tok_s_per_gpu"), optReal("total_tok_s_per_gpu"),
 				dbl("output_tpm_per_gpu"), dbl("output_tpm_per_replica"), dbl("output_tpm_per_node")},
@@ -191,7 +199,7 @@ func costTable() Table {
 		Doc:  "the economics of one TPM operating point (schema.CostRow): $/1M tokens and tokens per watt",
 		Columns: cat(
 			[]Column{campaignID(), txt("campaign")}, tpmKey(),
-			[]Column{txt("cell_id"), num("concurrency"), optReal("usd_per_gpu_hour"), flag("rate_estimate"), txt("rate_source")},
+			[]Column{txt("cell_id"), num("concurrency"), optTxt("load"), optReal("usd_per_gpu_hour"), flag("rate_estimate"), txt("rate_source")},
 			optReals("usd_per_1m_output", "usd_per_1m_total", "power_watts_per_gpu", "tokens_per_watt"),
 			[]Column{rowJSON("cost_v1")},
 		),

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -123,6 +124,16 @@ func column(c Column, f reflect.Value) (any, error) {
 		b, err := encodeJSON(f.Interface())
 		if err != nil {
 			return nil, err
+		}
+		return string(b), nil
+	}
+	if tm, ok := f.Interface().(encoding.TextMarshaler); ok && c.Type == Text && f.Kind() == reflect.Struct {
+		b, err := tm.MarshalText() // a key type: a point's load
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == 0 && c.Null {
+			return nil, nil
 		}
 		return string(b), nil
 	}

@@ -75,7 +75,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	for i, shape := range shapes {
 		w := t.Cell.Workload
 		w.Shape, w.Mode, w.Dataset, w.InputTokens, w.OutputTokens = shape, workload.ModeSynthetic, "", 0, 0
-		s, err := session.Open(ctx, t, w, session.Salt(t, session.PhasePrewarm+"-"+shape, 1))
+		s, err := session.Open(ctx, t, w, session.Salt(t, session.PhasePrewarm+"-"+shape, schema.Conc(1)))
 		if err != nil {
 			return engine.Result{}, err
 		}

@@ -18,7 +18,8 @@ const dcgmChartH = 50.0
 // dcgmRow is one (cell, point) of DCGM window means.
 type dcgmRow struct {
 	cell                    string
-	c, gpus                 int
+	load                    schema.Load
+	c, gpus                 int // c: the point's concurrency (a rate point's cap), its chart position
 	sm, tensor, dram, power *float64
 	tokW                    *float64
 	grounded                bool
@@ -29,16 +30,23 @@ type dcgmRow struct {
 // DCGM fields the atlas carries.
 func dcgmTable(in Input, v *view) []dcgmRow {
 	var out []dcgmRow
-	byPoint := map[string]*schema.AtlasRow{}
+	byPoint, byConc := map[string]*schema.AtlasRow{}, map[string]*schema.AtlasRow{}
 	for i := range v.all {
 		r := &v.all[i]
-		byPoint[fmt.Sprintf("%s|%d", r.CellID, r.Concurrency)] = r
+		byPoint[r.CellID+"|"+r.PointLoad().Key()] = r
+		byConc[fmt.Sprintf("%s|%d", r.CellID, r.Concurrency)] = r
 	}
 	for _, corr := range in.DCGM {
 		for _, p := range corr.Points {
-			row := dcgmRow{cell: corr.Cell, c: p.Concurrency, gpus: p.GPUs, sm: p.SMActive, tensor: p.TensorActive,
+			row := dcgmRow{cell: corr.Cell, load: p.PointLoad(), c: p.Concurrency, gpus: p.GPUs, sm: p.SMActive, tensor: p.TensorActive,
 				dram: p.DRAMActive, power: p.PowerWattsPerGPU, tokW: p.TokensPerWatt, grounded: corr.DCGMGrounded, source: corr.Source}
-			if a := byPoint[fmt.Sprintf("%s|%d", corr.Cell, p.Concurrency)]; a != nil && row.tokW == nil {
+			a := byPoint[corr.Cell+"|"+row.load.Key()]
+			if a == nil && p.Load.IsZero() { // a correlation written before points were keyed by load names only the concurrency
+				if a = byConc[fmt.Sprintf("%s|%d", corr.Cell, p.Concurrency)]; a != nil {
+					row.load = a.PointLoad()
+				}
+			}
+			if a != nil && row.tokW == nil {
 				row.tokW = a.TokensPerWatt
 			}
 			out = append(out, row)
@@ -50,7 +58,7 @@ func dcgmTable(in Input, v *view) []dcgmRow {
 			if r.SMActive == nil && r.TensorActive == nil && r.DRAMActive == nil && r.PowerWattsPerGPU == nil {
 				continue
 			}
-			out = append(out, dcgmRow{cell: r.CellID, c: r.Concurrency, gpus: r.GPUs, sm: r.SMActive, tensor: r.TensorActive,
+			out = append(out, dcgmRow{cell: r.CellID, load: r.PointLoad(), c: r.Concurrency, gpus: r.GPUs, sm: r.SMActive, tensor: r.TensorActive,
 				dram: r.DRAMActive, power: r.PowerWattsPerGPU, tokW: r.TokensPerWatt, grounded: r.DCGMGrounded, source: "atlas"})
 		}
 	}
@@ -75,7 +83,7 @@ func dcgmTable(in Input, v *view) []dcgmRow {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b dcgmRow) int {
-		return cmp.Or(cmp.Compare(rank[a.cell], rank[b.cell]), cmp.Compare(a.cell, b.cell), cmp.Compare(a.c, b.c))
+		return cmp.Or(cmp.Compare(rank[a.cell], rank[b.cell]), cmp.Compare(a.cell, b.cell), a.load.Compare(b.load))
 	})
 	return out
 }
@@ -150,7 +158,7 @@ func dcgmPage(d sink, v *view, art *artwork) {
 	d.images(dcgmChartH, art.dcgm[0], art.dcgm[1])
 	d.images(art.dcgmLegend.h, art.dcgmLegend)
 	cols := []tcol{
-		{head: "Cell", w: 10}, {head: "C", w: 2, align: align.Right}, {head: "GPUs", w: 2, align: align.Right},
+		{head: "Cell", w: 8}, {head: "C", w: 4, align: align.Right}, {head: "GPUs", w: 2, align: align.Right},
 		{head: "SM active", w: 4, align: align.Right}, {head: "Tensor active", w: 4, align: align.Right},
 		{head: "DRAM active", w: 4, align: align.Right}, {head: "Power (W/GPU)", w: 4, align: align.Right},
 		{head: "Tokens/W", w: 4, align: align.Right}, {head: "Source", w: 6},
@@ -161,7 +169,7 @@ func dcgmPage(d sink, v *view, art *artwork) {
 		if r.grounded {
 			src += ", grounded"
 		}
-		out = append(out, []tcell{plain(r.cell), plain(fmt.Sprint(r.c)), plain(fmt.Sprint(r.gpus)),
+		out = append(out, []tcell{plain(r.cell), plain(loadCell(r.load)), plain(fmt.Sprint(r.gpus)),
 			plain(pct(r.sm)), plain(pct(r.tensor)), plain(pct(r.dram)), plain(num(r.power)), plain(num(r.tokW)), plain(src)})
 	}
 	d.table(cols, nil, out)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/perfdag/perfdag/engine/plural"
@@ -231,7 +232,7 @@ func frontierPage(d sink, v *view, art *artwork) {
 		if len(s.Skipped) > 0 {
 			reason = s.StopReason
 		}
-		lists = append(lists, []tcell{plain(s.Cell), plain(s.StopWhen), plain(fmt.Sprint(len(s.Probes))), plain(fmtConcs(s.Skipped)), plain(reason)})
+		lists = append(lists, []tcell{plain(s.Cell), plain(s.StopWhen), plain(fmt.Sprint(len(s.Probes))), plain(fmtLoads(s.Skipped)), plain(reason)})
 	}
 	if len(lists) > 0 {
 		d.space(2)
@@ -270,6 +271,18 @@ func sloSection(d sink, v *view, art *artwork) {
 	}
 }
 
+// fmtLoads lists points by key: "c16 c32", "r2 r4".
+func fmtLoads(ls []schema.Load) string {
+	if len(ls) == 0 {
+		return "-"
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Key()
+	}
+	return strings.Join(out, " ")
+}
+
 func fmtConcs(cs []int) string {
 	if len(cs) == 0 {
 		return "-"
@@ -296,3 +309,11 @@ func kneeGoodput(s schema.SweepResult) string {
 
 // bandText is the knee with its band as the pages print it: the core PDF fonts have no "≥".
 func bandText(s *schema.SweepResult) string { return strings.ReplaceAll(s.BandText(), "≥", ">=") }
+
+// loadCell is a point in a table's C column: its concurrency, or a rate point's key (r2.5-cap64).
+func loadCell(l schema.Load) string {
+	if l.IsRate() {
+		return l.Key()
+	}
+	return strconv.Itoa(l.Concurrency)
+}

@@ -20,7 +20,7 @@ func TestFrontierPageAndKneeHeadline(t *testing.T) {
 			Knee: 10, KneeOutputTokS: f(690.7), KneeRequestThroughput: f(0.69), Probes: []schema.SweepProbe{
 				{Concurrency: 1, Met: true, Status: "ok", Throughput: f(86.2)},
 				{Concurrency: 10, Met: true, Status: "ok", Throughput: f(690.7)}}},
-		{Schema: schema.SchemaSweep, Cell: "aa-10k", Mode: schema.SweepList, StopWhen: "gain_pct < 3", Skipped: []int{20, 40},
+		{Schema: schema.SchemaSweep, Cell: "aa-10k", Mode: schema.SweepList, StopWhen: "gain_pct < 3", Skipped: []schema.Load{schema.Conc(20), schema.Conc(40)},
 			StopReason: "stop_when \"gain_pct < 3\" held after c10 (gain_pct = 1.2)", Probes: []schema.SweepProbe{{Concurrency: 1}, {Concurrency: 10}}},
 	}
 	out := filepath.Join(t.TempDir(), "r.pdf")

@@ -191,7 +191,7 @@ func headlineRow(v *view, cell, label string) ([]tcell, float64, []int, bool) {
 		row[2] = plain(text)
 		best = *k.OutputTokPerSPerGPU
 	} else if peak != nil {
-		row[2] = plain(fmt.Sprintf("%s at C=%d", fnum(*peak.OutputTokPerSPerGPU), peak.Concurrency))
+		row[2] = plain(fmt.Sprintf("%s at %s", fnum(*peak.OutputTokPerSPerGPU), atPoint(peak)))
 		best = *peak.OutputTokPerSPerGPU
 	}
 	var cal []int
@@ -207,7 +207,7 @@ func headlineRow(v *view, cell, label string) ([]tcell, float64, []int, bool) {
 			}
 			cal = append(cal, p.Concurrency)
 		}
-		row[3] = plain(fmt.Sprintf("%s at C=%d", ttft, low.Concurrency))
+		row[3] = plain(fmt.Sprintf("%s at %s", ttft, atPoint(low)))
 	}
 	return row, best, cal, iv
 }
@@ -246,4 +246,12 @@ func kneeRow(v *view, cell string) (*schema.AtlasRow, *schema.SweepResult) {
 		}
 	}
 	return nil, nil
+}
+
+// atPoint names a row's point after "at": C=16 for a concurrency, its key (r2.5-cap64) for a rate.
+func atPoint(r *schema.AtlasRow) string {
+	if l := r.PointLoad(); l.IsRate() {
+		return l.Key()
+	}
+	return fmt.Sprintf("C=%d", r.Concurrency)
 }

@@ -30,19 +30,19 @@ const atlasRow = `{"schema":"atlas_v1","campaign":"c","cell_id":"a","concurrency
 var everything = campaigndir.Evidence{
 	Atlas: campaigndir.Atlas(), TPM: campaigndir.TPMJSON(), Champion: campaigndir.Champion(),
 	DCGM:  []campaigndir.DCGMFiles{{Cell: "a", Correlation: campaigndir.DCGMCorrelation("a")}},
-	Spec:  []campaigndir.SpecFiles{{Cell: "a", Concurrency: 1, Window: campaigndir.SpecWindow("a", 1)}},
+	Spec:  []campaigndir.SpecFiles{{Cell: "a", Concurrency: 1, Window: campaigndir.SpecWindow("a", schema.Conc(1))}},
 	Cells: []campaigndir.CellFiles{{Cell: "r-decode", Sweep: campaigndir.RooflineSweep("r-decode")}},
 }
 
 func everyFile() map[string]string {
 	return map[string]string{
-		campaigndir.Atlas():                   atlasRow + "\n\n",
-		campaigndir.TPMJSON():                 `{"schema":"tpm_summary_v1","campaign":"c","caveat":"warm","ttft_sla_ms":2000,"tpot_sla_ms":50,"gpus_per_node":8,"groups":[]}`,
-		campaigndir.Champion():                `{"schema":"champion_v1","campaign":"c","focus_metric":"output_tok_s_per_gpu","tpot_slo_ms":50,"top_x":3,"baseline":"","champion":"x","delivery":"release","arms":[],"arms_considered":1,"recommendation":"ship x"}`,
-		campaigndir.DCGMCorrelation("a"):      `{"schema":"dcgm_correlation_v1","cell":"a","source":"frozen","points":[{"concurrency":1,"start_ns":0,"end_ns":0,"gpus":8,"samples":0,"sm_active":0.5,"sm_occupancy":null,"tensor_active":null,"dram_active":null,"gr_engine_active":null,"nvlink_bytes_s":null,"pcie_bytes_s":null,"power_watts_per_gpu":700,"tokens_per_watt":null}],"dcgm_grounded":true,"sol_rigor":"L3"}`,
-		campaigndir.DCGMCorrelation("b"):      `{"schema":"dcgm_correlation_v1","cell":"b","source":"stale, named by no step","points":[],"dcgm_grounded":false,"sol_rigor":"L1"}`,
-		campaigndir.SpecWindow("a", 1):        `{"schema":"spec_window_v1","cell":"a","concurrency":1,"source":"vllm","drafts":10,"draft_tokens":30,"accepted_tokens":15,"acceptance_length":2.5,"spec_accept_rate":0.5,"prefix_cache_hit_rate_pre":null,"prefix_cache_hit_rate_post":null,"prefix_cache_hit_rate":null,"kv_cache_usage_peak":null,"num_requests_running_peak":null,"generation_tokens":null,"avg_generation_throughput_toks_per_s":null,"window_s":3}`,
-		campaigndir.RooflineSweep("r-decode"): `{"schema":"roofline_sweep_v1","campaign":"c","import_id":"r","decode_cell":"r-decode","prefill_cell":"r-prefill","hardware":"GB300","quant":"NVFP4","tensor_parallel":4,"cache_mode":"cold","weight_bytes_per_param":0.5625,"kv_bytes_per_elem":1,"provenance":{"schema":"experiment_provenance_v1","engine":"vllm","engine_version":"v1","delivery":"release","model":"m","hardware":"GB300","tensor_parallel":4,"quant":"NVFP4","capture_date":"2026-01-01"},"model":{"schema":"model_shape_v1","source":"x","attention":"gqa","hidden_size":1,"num_hidden_layers":1,"num_attention_heads":1,"num_key_value_heads":1,"head_dim":1,"intermediate_size":1,"vocab_size":1,"moe_layers":0,"dense_layers":1,"total_params":1,"active_params":1,"dense_params":1,"expert_params":0,"flop_per_token":2,"attn_flop_per_ctx_token":0,"kv_elems_per_token":2},"hbm_label":"h","dram_label":"d","rows":[]}`,
+		campaigndir.Atlas():                         atlasRow + "\n\n",
+		campaigndir.TPMJSON():                       `{"schema":"tpm_summary_v1","campaign":"c","caveat":"warm","ttft_sla_ms":2000,"tpot_sla_ms":50,"gpus_per_node":8,"groups":[]}`,
+		campaigndir.Champion():                      `{"schema":"champion_v1","campaign":"c","focus_metric":"output_tok_s_per_gpu","tpot_slo_ms":50,"top_x":3,"baseline":"","champion":"x","delivery":"release","arms":[],"arms_considered":1,"recommendation":"ship x"}`,
+		campaigndir.DCGMCorrelation("a"):            `{"schema":"dcgm_correlation_v1","cell":"a","source":"frozen","points":[{"concurrency":1,"start_ns":0,"end_ns":0,"gpus":8,"samples":0,"sm_active":0.5,"sm_occupancy":null,"tensor_active":null,"dram_active":null,"gr_engine_active":null,"nvlink_bytes_s":null,"pcie_bytes_s":null,"power_watts_per_gpu":700,"tokens_per_watt":null}],"dcgm_grounded":true,"sol_rigor":"L3"}`,
+		campaigndir.DCGMCorrelation("b"):            `{"schema":"dcgm_correlation_v1","cell":"b","source":"stale, named by no step","points":[],"dcgm_grounded":false,"sol_rigor":"L1"}`,
+		campaigndir.SpecWindow("a", schema.Conc(1)): `{"schema":"spec_window_v1","cell":"a","concurrency":1,"source":"vllm","drafts":10,"draft_tokens":30,"accepted_tokens":15,"acceptance_length":2.5,"spec_accept_rate":0.5,"prefix_cache_hit_rate_pre":null,"prefix_cache_hit_rate_post":null,"prefix_cache_hit_rate":null,"kv_cache_usage_peak":null,"num_requests_running_peak":null,"generation_tokens":null,"avg_generation_throughput_toks_per_s":null,"window_s":3}`,
+		campaigndir.RooflineSweep("r-decode"):       `{"schema":"roofline_sweep_v1","campaign":"c","import_id":"r","decode_cell":"r-decode","prefill_cell":"r-prefill","hardware":"GB300","quant":"NVFP4","tensor_parallel":4,"cache_mode":"cold","weight_bytes_per_param":0.5625,"kv_bytes_per_elem":1,"provenance":{"schema":"experiment_provenance_v1","engine":"vllm","engine_version":"v1","delivery":"release","model":"m","hardware":"GB300","tensor_parallel":4,"quant":"NVFP4","capture_date":"2026-01-01"},"model":{"schema":"model_shape_v1","source":"x","attention":"gqa","hidden_size":1,"num_hidden_layers":1,"num_attention_heads":1,"num_key_value_heads":1,"head_dim":1,"intermediate_size":1,"vocab_size":1,"moe_layers":0,"dense_layers":1,"total_params":1,"active_params":1,"dense_params":1,"expert_params":0,"flop_per_token":2,"attn_flop_per_ctx_token":0,"kv_elems_per_token":2},"hbm_label":"h","dram_label":"d","rows":[]}`,
 	}
 }
 
@@ -93,7 +93,7 @@ func TestReadNamesTheBadFile(t *testing.T) {
 		{"unknown champion field", map[string]string{campaigndir.Champion(): `{"schema":"champion_v1","winner":"x"}`}, []string{campaigndir.Champion(), "winner"}},
 		{"bad dcgm file", map[string]string{campaigndir.DCGMCorrelation("a"): "[]"}, []string{campaigndir.DCGMCorrelation("a")}},
 		// a file its step named but that is gone (renamed, deleted) is an error, never "no data"
-		{"named file missing", map[string]string{campaigndir.SpecWindow("a", 1): ""}, []string{campaigndir.SpecWindow("a", 1), "no such file"}},
+		{"named file missing", map[string]string{campaigndir.SpecWindow("a", schema.Conc(1)): ""}, []string{campaigndir.SpecWindow("a", schema.Conc(1)), "no such file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/johnfercher/maroto/v2/pkg/consts/fontstyle"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/report/charts"
 )
 
@@ -30,28 +31,28 @@ type specCell struct {
 // specCells gathers acceptance per cell and point from the atlas, filling points the atlas
 // lacks from the spec_metrics windows; cells without any drafts are left out.
 func specCells(in Input, v *view) []specCell {
-	by := map[string]map[int]*specPoint{}
+	by := map[string]map[schema.Load]*specPoint{}
 	vars := map[string]*variant{}
-	put := func(cell string, c int, al, ar *float64) {
+	put := func(cell string, l schema.Load, al, ar *float64) {
 		if al == nil && ar == nil {
 			return
 		}
 		if by[cell] == nil {
-			by[cell] = map[int]*specPoint{}
+			by[cell] = map[schema.Load]*specPoint{}
 		}
-		if by[cell][c] == nil {
-			by[cell][c] = &specPoint{c: c, al: al, ar: ar}
+		if by[cell][l] == nil {
+			by[cell][l] = &specPoint{c: l.InFlight(), al: al, ar: ar}
 		}
 	}
 	for i := range v.rows {
 		r := &v.rows[i]
-		put(r.CellID, r.Concurrency, r.AcceptanceLength, r.SpecAcceptRate)
+		put(r.CellID, r.PointLoad(), r.AcceptanceLength, r.SpecAcceptRate)
 		if vars[r.CellID] == nil {
 			vars[r.CellID] = v.variantOf(r)
 		}
 	}
 	for _, w := range in.Spec {
-		put(w.Cell, w.Concurrency, w.AcceptanceLength, w.SpecAcceptRate)
+		put(w.Cell, schema.LoadOf(w.Load, w.Concurrency, 0), w.AcceptanceLength, w.SpecAcceptRate)
 	}
 	var out []specCell
 	for cell, pts := range by {

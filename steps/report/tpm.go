@@ -85,7 +85,7 @@ func tpmPage(d sink, v *view, art *artwork) {
 		stated(s.TTFTSLAMs), stated(s.TPOTSLAMs), node)), 7.5, fontstyle.Normal, &colorMuted)
 	d.images(tpmChartH, art.tpm)
 	cols := []tcol{
-		{head: "Group", w: 9}, {head: "Point", w: 3}, {head: "C", w: 2, align: align.Right},
+		{head: "Group", w: 8}, {head: "Point", w: 3}, {head: "C", w: 3, align: align.Right},
 		{head: "out tok/s/GPU", w: 3, align: align.Right}, {head: "out TPM/GPU", w: 3, align: align.Right},
 		{head: "out TPM/replica", w: 3, align: align.Right}, {head: "out TPM/node", w: 3, align: align.Right},
 		{head: "total TPM/GPU", w: 3, align: align.Right}, {head: "$/GPU-hour", w: 3, align: align.Right},
@@ -134,7 +134,7 @@ func tpmRow(label string, r schema.TPMRow, c schema.CostRow, perNode bool) []tce
 		node = big(&r.OutputTPMPerNode)
 	}
 	return []tcell{
-		{text: label, bold: label != ""}, plain(r.Point), plain(fmt.Sprint(r.Concurrency)),
+		{text: label, bold: label != ""}, plain(r.Point), plain(loadCell(r.PointLoad())),
 		plain(fnum(r.OutputTokPerSPerGPU)), plain(big(&r.OutputTPMPerGPU)),
 		plain(big(&r.OutputTPMPerReplica)), plain(node), plain(big(r.TotalTPMPerGPU)),
 		plain(rate), plain(usd(c.USDPer1MOutput)), plain(usd(c.USDPer1MTotal)), plain(num(c.TokensPerWatt)),

@@ -44,12 +44,30 @@ type autoPoint struct {
 	noBaseline bool // decide: baseline with no baseline value at the point's concurrency
 }
 
-// baselineRef is the campaign's resolved baseline (nil without one).
+// baselineRef is the campaign's resolved baseline (nil without one), as the point's decide
+// rule reads it: by the point's count base (its concurrency). A rate point's values are under
+// its load key in the snapshot (r2.5-cap64), so its view holds those alone, under its base —
+// never a concurrency point's values that share the number.
 func baselineRef(t *engine.Task) *schema.BaselineRef {
-	if t.Campaign == nil {
+	if t.Campaign == nil || t.Campaign.BaselineRef == nil {
 		return nil
 	}
-	return t.Campaign.BaselineRef
+	ref := t.Campaign.BaselineRef
+	if !t.Load.IsRate() {
+		return ref
+	}
+	view := *ref
+	view.Points = map[string]map[string]schema.BaselineRefValue{}
+	key := schema.MetricsKey(t.Load)
+	if vs, ok := ref.Points[key]; ok {
+		view.Points[strconv.Itoa(t.Load.CountBase())] = vs
+	} else if t.Cell != nil && t.Cell.LegacyKey(t.Load) != "" {
+		// a baseline snapshot written before load keys keyed the older open-loop spelling's points by their cap
+		if vs, ok := ref.Points[strconv.Itoa(t.Load.Cap)]; ok {
+			view.Points[strconv.Itoa(t.Load.CountBase())] = vs
+		}
+	}
+	return &view
 }
 
 // baselineValues are ref's values at concurrency c when ref is the cell's, else nil.

@@ -18,7 +18,7 @@ func TestAutoSpecEntersTheFingerprint(t *testing.T) {
 	sum := func(c schema.Count) string {
 		t.Helper()
 		cell := &schema.Cell{ID: "a", Workload: schema.Workload{Shape: "aa-1k"}, RequestsPerPoint: c}
-		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Concurrency: 4}))
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Load: schema.Conc(4)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestDecideSLOEntersTheFingerprint(t *testing.T) {
 		if slo != "" {
 			cell.Search = &schema.Search{SLO: slo, From: 1, To: 8}
 		}
-		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Concurrency: 4}))
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Load: schema.Conc(4)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestDecideBaseline(t *testing.T) {
 		t.Errorf("baseline_ref of another cell: %+v, want max", ap)
 	}
 	fp := func(r *schema.BaselineRef) string {
-		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: &cell, Campaign: &schema.Campaign{BaselineRef: r}, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Concurrency: 4}))
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: &cell, Campaign: &schema.Campaign{BaselineRef: r}, Endpoint: &schema.Endpoint{URL: "sim://", Model: "m"}, Load: schema.Conc(4)}))
 		if err != nil {
 			t.Fatal(err)
 		}

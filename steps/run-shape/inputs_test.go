@@ -26,7 +26,7 @@ func TestInputsHoldTheTokenizerDigest(t *testing.T) {
 	cell := &schema.Cell{ID: "a", Workload: schema.Workload{Shape: "aa-1k"}}
 	sum := func(ep schema.Endpoint) string {
 		t.Helper()
-		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &ep, Concurrency: 1, BaseDir: dir}))
+		b, err := fingerprint.Canonical(inputs(&engine.Task{Cell: cell, Endpoint: &ep, Load: schema.Conc(1), BaseDir: dir}))
 		if err != nil {
 			t.Fatal(err)
 		}

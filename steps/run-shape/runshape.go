@@ -61,11 +61,11 @@ func inputs(t *engine.Task) any {
 	c := t.Cell
 	in := map[string]any{
 		"endpoint":        endpointInputs(t.Endpoint, t.BaseDir),
-		"workload":        c.Workload,
+		"workload":        c.PointWorkload(t.Load),
 		"dataset":         datasetStamp(t),
-		"requests":        requestsInput(c, t.Concurrency, baselineRef(t)),
+		"requests":        requestsInput(c, t.Load.CountBase(), baselineRef(t)),
 		"warmup_requests": c.WarmupRequests,
-		"concurrency":     t.Concurrency,
+		"concurrency":     t.Load.InFlight(),
 		"gpus":            c.GPUs,
 	}
 	if c.SLO != nil {
@@ -132,8 +132,9 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	began := time.Now() // the endpoint is held from here (the engine serializes its holders)
-	cell, conc := t.Cell, t.Concurrency
-	s, err := session.Open(ctx, t, cell.Workload, session.Salt(t, session.PhaseProfiling, conc))
+	cell, l := t.Cell, t.Load
+	conc, w := l.InFlight(), cell.PointWorkload(l)
+	s, err := session.Open(ctx, t, w, session.Salt(t, session.PhaseProfiling, l))
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -145,8 +146,8 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err := campaigndir.RecordServer(t.Dir, t.EndpointKey, pre.Server); err != nil {
 		return engine.Result{}, fmt.Errorf("record server of endpoint %s: %w", t.EndpointKey, err)
 	}
-	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(conc), Concurrency: conc,
-		Rate: cell.Workload.RequestRate, Arrival: cell.Workload.Arrival, Seed: cell.Workload.Seed}
+	cfg := loadgen.Config{Requests: cell.RequestsPerPoint.For(l.CountBase()), Concurrency: conc,
+		Rate: w.RequestRate, Arrival: w.Arrival, Burstiness: w.Burstiness, Seed: w.Seed}
 	rule, err := autoLoad(cell, &cfg, baselineRef(t))
 	if err != nil {
 		return engine.Result{}, err
@@ -163,7 +164,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	var records []schema.RequestRecord
 	if n := cell.WarmupRequests; n > 0 {
-		warm, err := s.Load(ctx, session.PhaseWarmup, loadgen.Config{Requests: n, Concurrency: min(conc, n)}, nil)
+		warm, err := s.Load(ctx, session.PhaseWarmup, loadgen.Config{Requests: n, Concurrency: min(max(conc, 1), n)}, nil)
 		if err != nil {
 			return engine.Result{}, fmt.Errorf("warm-up: %w", err)
 		}
@@ -176,21 +177,21 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	records = append(records, profiled...)
-	files, families, err := samplers.save(t, conc)
+	files, families, err := samplers.save(t, l)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, conc), records); err != nil {
+	if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, l), records); err != nil {
 		return engine.Result{}, err
 	}
-	point := stats.Compute(records, stats.Options{Cell: cell.ID, Concurrency: conc, RequestRate: cfg.Rate, Arrival: cfg.Arrival,
+	point := stats.Compute(records, stats.Options{Cell: cell.ID, Load: l, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
 		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
 	point.ClientBound = s.ClientBound()
 	rule.record(&point, profiled)
 	point.MeasurementCost = measurementCost(t, s.Endpoint.Virtual != nil, records, point.RequestCount, time.Since(began))
-	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, conc), point); err != nil {
+	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, l), point); err != nil {
 		return engine.Result{}, err
 	}
 	res := ResultOf(point, files)
@@ -205,7 +206,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		out.Summary += "; " + l
 	}
 	if point.Status == "failed" {
-		return out, fmt.Errorf("no valid request at concurrency %d: %s (%s); records in %s", conc, plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)
+		return out, fmt.Errorf("no valid request at %s: %s (%s); records in %s", l.Label(), plural.N(res.ErrorCount, "error"), strings.Join(res.ErrorClasses, ", "), files.Records)
 	}
 	return out, nil
 }
@@ -218,7 +219,7 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 func measurementCost(t *engine.Task, virtual bool, records []schema.RequestRecord, valid int, ran time.Duration) *schema.MeasurementCost {
 	settle := 0.0
 	for _, u := range t.Upstream {
-		if so, ok := u.Result.(campaigndir.SettleOutput); ok && u.Conc == t.Concurrency && u.Cell == t.Cell.ID {
+		if so, ok := u.Result.(campaigndir.SettleOutput); ok && u.Load == t.Load && u.Cell == t.Cell.ID {
 			held, asked := so.Settled()
 			if virtual {
 				held = asked
@@ -259,7 +260,7 @@ func modeOf(w schema.Workload) string {
 }
 
 func summary(r *Result) string {
-	s := fmt.Sprintf("c%d: %d/%d ok, TTFT p50 %s, ITL %s, %.1f tok/s/GPU", r.Concurrency, r.RequestCount, r.NumPrompts, ms(r.TTFTP50Ms, 1), ms(r.ITLAvgMs, 2), r.OutputTokPerSPerGPU)
+	s := fmt.Sprintf("%s: %d/%d ok, TTFT p50 %s, ITL %s, %.1f tok/s/GPU", schema.LoadOf(r.Load, r.Concurrency, r.RequestRate).Key(), r.RequestCount, r.NumPrompts, ms(r.TTFTP50Ms, 1), ms(r.ITLAvgMs, 2), r.OutputTokPerSPerGPU)
 	if r.ErrorCount > 0 {
 		s += ", " + plural.N(r.ErrorCount, "error")
 	}
@@ -303,7 +304,7 @@ func ResultOf(p schema.Point, files campaigndir.PointFiles) *Result {
 		violations += n
 	}
 	r := &Result{
-		Cell: p.Cell, Concurrency: p.Concurrency, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
+		Cell: p.Cell, Load: p.PointLoad(), Concurrency: p.Concurrency, RequestRate: p.RequestRate, NumPrompts: p.NumPrompts, RequestCount: p.RequestCount,
 		ErrorCount: p.ErrorCount, Status: p.Status,
 		TTFTAvgMs: v(p.TTFT, "avg"), TTFTP50Ms: v(p.TTFT, "p50"), TTFTP99Ms: v(p.TTFT, "p99"), TTFOAvgMs: v(p.TTFO, "avg"),
 		TTFOCoverage: p.TTFOCoverage, ITLAvgMs: v(p.ITL, "avg"), ITLP50Ms: v(p.ITL, "p50"),
@@ -355,21 +356,21 @@ func (s *samplers) stop() {
 
 // save writes the samples and returns the point's files and its metrics_families (the engine
 // families the /metrics scrapes recognised, "none" when none; "" without a metrics URL).
-func (s *samplers) save(t *engine.Task, conc int) (campaigndir.PointFiles, string, error) {
-	files := campaigndir.PointFiles{Cell: t.Cell.ID, Concurrency: conc}
+func (s *samplers) save(t *engine.Task, l schema.Load) (campaigndir.PointFiles, string, error) {
+	files := campaigndir.PointFiles{Cell: t.Cell.ID, Load: l, Concurrency: l.InFlight()}
 	var err error
 	families := ""
 	if s.metrics != nil {
 		readings, _ := s.metrics.Stop()
 		families = promscrape.FamiliesOf(readings)
-		if files.MetricsSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.MetricsSamples(t.Cell.ID, conc), readings); err != nil {
+		if files.MetricsSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.MetricsSamples(t.Cell.ID, l), readings); err != nil {
 			return files, families, err
 		}
 	}
 	if s.gpus != nil {
 		samples, polls := s.gpus.Stop()
-		doc := dcgm.NewSamples(t.Cell.ID, conc, s.dcgmURL, samples, polls)
-		if files.DCGMSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.DCGMSamples(t.Cell.ID, conc), doc); err != nil {
+		doc := dcgm.NewSamples(t.Cell.ID, l, s.dcgmURL, samples, polls)
+		if files.DCGMSamples, err = campaigndir.WriteJSON(t.Dir, campaigndir.DCGMSamples(t.Cell.ID, l), doc); err != nil {
 			return files, families, err
 		}
 	}

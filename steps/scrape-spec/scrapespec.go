@@ -9,10 +9,10 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strconv"
 	"time"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/endpoint"
 	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
@@ -27,30 +27,31 @@ var Kind = engine.Kind{
 	Doc:           "scrape /metrics before and after a point: spec-decode acceptance, cache deltas",
 	Result:        Result{},
 	Inputs: func(t *engine.Task) any {
-		return map[string]any{"url": t.Endpoint.URL, "metrics_url": t.Endpoint.MetricsURL, "phase": t.Phase, "concurrency": t.Concurrency}
+		return map[string]any{"url": t.Endpoint.URL, "metrics_url": t.Endpoint.MetricsURL, "phase": t.Phase, "concurrency": t.Load.InFlight()}
 	},
 	Run: run,
 }
 
 // Result is what gates on scrape-spec read (null where the server exports nothing).
 type Result struct {
-	Available          bool      `json:"available"` // the server exports /metrics
-	ScrapedAt          time.Time `json:"scraped_at"`
-	Source             string    `json:"source"` // vllm, sglang, none
-	AcceptanceLength   *float64  `json:"acceptance_length"`
-	SpecAcceptRate     *float64  `json:"spec_accept_rate"`
-	PrefixCacheHitRate *float64  `json:"prefix_cache_hit_rate"`
-	KVCacheUsagePeak   *float64  `json:"kv_cache_usage_peak"`
-	RunningPeak        *float64  `json:"num_requests_running_peak"`
-	Scrape             string    `json:"scrape,omitempty"` // the raw /metrics text this half took
-	Window             string    `json:"window,omitempty"` // the spec window (second half only)
-	Cell               string    `json:"cell,omitempty"`
-	Concurrency        int       `json:"concurrency,omitempty"`
+	Available          bool        `json:"available"` // the server exports /metrics
+	ScrapedAt          time.Time   `json:"scraped_at"`
+	Source             string      `json:"source"` // vllm, sglang, none
+	AcceptanceLength   *float64    `json:"acceptance_length"`
+	SpecAcceptRate     *float64    `json:"spec_accept_rate"`
+	PrefixCacheHitRate *float64    `json:"prefix_cache_hit_rate"`
+	KVCacheUsagePeak   *float64    `json:"kv_cache_usage_peak"`
+	RunningPeak        *float64    `json:"num_requests_running_peak"`
+	Scrape             string      `json:"scrape,omitempty"` // the raw /metrics text this half took
+	Window             string      `json:"window,omitempty"` // the spec window (second half only)
+	Cell               string      `json:"cell,omitempty"`
+	Load               schema.Load `json:"load,omitzero"`
+	Concurrency        int         `json:"concurrency,omitempty"`
 }
 
 // SpecFiles offers the point's metric window downstream (the second half only).
 func (r *Result) SpecFiles() (campaigndir.SpecFiles, bool) {
-	return campaigndir.SpecFiles{Cell: r.Cell, Concurrency: r.Concurrency, Window: r.Window}, r.Window != ""
+	return campaigndir.SpecFiles{Cell: r.Cell, Load: r.Load, Concurrency: r.Concurrency, Window: r.Window}, r.Window != ""
 }
 
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
@@ -66,22 +67,22 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if err != nil {
 		return engine.Result{}, err // Fetch names the (redacted) URL
 	}
-	cell, conc := t.Cell.ID, t.Concurrency
+	cell, l := t.Cell.ID, t.Load
 	if t.Phase == "before" {
-		rel := campaigndir.Scrape(cell, conc, "before")
+		rel := campaigndir.Scrape(cell, l, "before")
 		if err := campaigndir.WriteFile(campaigndir.Abs(t.Dir, rel), scrape.Raw); err != nil {
 			return engine.Result{}, err
 		}
 		return engine.Result{Value: &Result{Available: true, ScrapedAt: scrape.At, Scrape: rel},
-			Outputs: []string{rel}, Summary: "scraped before c" + strconv.Itoa(conc)}, nil
+			Outputs: []string{rel}, Summary: "scraped before " + l.Key()}, nil
 	}
-	afterRel := campaigndir.Scrape(cell, conc, "after")
+	afterRel := campaigndir.Scrape(cell, l, "after")
 	if err := campaigndir.WriteFile(campaigndir.Abs(t.Dir, afterRel), scrape.Raw); err != nil {
 		return engine.Result{}, err
 	}
 	first := firstHalf(t)
 	if first == nil || first.Scrape == "" {
-		return engine.Result{}, fmt.Errorf("the before-scrape of c%d is missing: its first half did not run", conc)
+		return engine.Result{}, fmt.Errorf("the before-scrape of %s is missing: its first half did not run", l.Key())
 	}
 	b, err := t.Files.Bytes(first.Scrape)
 	if err != nil {
@@ -96,15 +97,15 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		return engine.Result{}, err
 	}
 	w := promscrape.Window(before, scrape, readings...)
-	w.Schema, w.Cell, w.Concurrency = promscrape.SpecWindowSchema, cell, conc
+	w.Schema, w.Cell, w.Load, w.Concurrency = promscrape.SpecWindowSchema, cell, l, l.InFlight()
 	w.BeforeFile, w.AfterFile = path.Base(first.Scrape), path.Base(afterRel)
-	rel, err := campaigndir.WriteJSON(t.Dir, campaigndir.SpecWindow(cell, conc), w)
+	rel, err := campaigndir.WriteJSON(t.Dir, campaigndir.SpecWindow(cell, l), w)
 	if err != nil {
 		return engine.Result{}, err
 	}
 	out := &Result{Available: true, ScrapedAt: scrape.At, Source: w.Source, AcceptanceLength: w.AcceptanceLength, SpecAcceptRate: w.SpecAcceptRate,
 		PrefixCacheHitRate: w.PrefixCacheHitRate, KVCacheUsagePeak: w.KVCacheUsagePeak, RunningPeak: w.RunningRequestsPeak,
-		Scrape: afterRel, Window: rel, Cell: cell, Concurrency: conc}
+		Scrape: afterRel, Window: rel, Cell: cell, Load: l, Concurrency: l.InFlight()}
 	return engine.Result{Value: out, Outputs: []string{afterRel, rel}, Summary: summary(out)}, nil
 }
 

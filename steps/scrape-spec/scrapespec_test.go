@@ -22,7 +22,7 @@ func TestScrapeErrorNamesURLOnce(t *testing.T) {
 	metrics := "http://user:hunter2@" + addr + "/metrics"
 	task := &engine.Task{Node: "scrape-spec:before[a/c1]", Dir: t.TempDir(), EndpointKey: "main", Phase: "before",
 		Endpoint: &schema.Endpoint{URL: "http://" + addr, Model: "m", MetricsURL: metrics},
-		Cell:     &schema.Cell{ID: "a"}, Concurrency: 1}
+		Cell:     &schema.Cell{ID: "a"}, Load: schema.Conc(1)}
 	_, err = run(context.Background(), task)
 	if err == nil {
 		t.Fatal("a refused /metrics did not fail the step")

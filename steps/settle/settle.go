@@ -22,7 +22,7 @@ var Kind = engine.Kind{
 	Doc:           "pause settle_s before a recorded point; logged to commands/settle.log",
 	Result:        Result{},
 	Inputs: func(t *engine.Task) any {
-		return map[string]any{"settle_s": seconds(t), "endpoint": t.EndpointKey, "concurrency": t.Concurrency}
+		return map[string]any{"settle_s": seconds(t), "endpoint": t.EndpointKey, "concurrency": t.Load.InFlight()}
 	},
 	Run: run,
 }
@@ -52,7 +52,7 @@ func seconds(t *engine.Task) float64 {
 func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	began := time.Now()
 	s := seconds(t)
-	if err := session.SettleLog(t, "settle %.1fs before c%d", s, t.Concurrency); err != nil {
+	if err := session.SettleLog(t, "settle %.1fs before %s", s, t.Load.Key()); err != nil {
 		return engine.Result{}, err
 	}
 	if t.Progress != nil && s > 0 {

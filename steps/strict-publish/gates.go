@@ -68,7 +68,7 @@ func Gates(c *schema.Campaign) []schema.Gate {
 // Env is what a strict gate's rule reads: the campaign context (campaign, kind, cells, ...)
 // and the facts.
 func Env(c *schema.Campaign, step string, f Facts) map[string]any {
-	ctx := gate.Context(c, nil, 0, step)
+	ctx := gate.Context(c, nil, schema.Load{}, step)
 	ctx["kind"] = kindOf(c)
 	return gate.Env(ctx, f)
 }

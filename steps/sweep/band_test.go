@@ -217,8 +217,8 @@ func TestBandCoverageSimulated(t *testing.T) {
 func decidedProbe(conc int, ttft float64, verdict string) engine.Probe {
 	p := &campaigndir.PointResult{Cell: "k", Concurrency: conc, NumPrompts: 40, RequestCount: 40, Status: "ok", TTFTP50Ms: &ttft,
 		Decision: &schema.Decision{Rule: "ttft_p50_ms < 100", Verdict: verdict, Alpha: 0.05}}
-	u := engine.Upstream{Node: fmt.Sprintf("run-shape[k/c%d]", conc), Step: "run-shape", Kind: "run-shape", Cell: "k", Conc: conc, Result: p}
-	return engine.Probe{Conc: conc, Upstream: []engine.Upstream{u}}
+	u := engine.Upstream{Node: fmt.Sprintf("run-shape[k/c%d]", conc), Step: "run-shape", Kind: "run-shape", Cell: "k", Load: schema.Conc(conc), Result: p}
+	return engine.Probe{Load: schema.Conc(conc), Upstream: []engine.Upstream{u}}
 }
 
 // A searched cell whose probes carry decisions writes its band to sweep_probes.json and its
@@ -251,7 +251,7 @@ func TestSweepWritesKneeBand(t *testing.T) {
 		if len(next) == 0 {
 			break
 		}
-		made = append(made, truth[next[0]])
+		made = append(made, truth[next[0].Concurrency])
 	}
 	for _, p := range made {
 		task.Upstream = append(task.Upstream, p.Upstream...)

@@ -39,8 +39,8 @@ func probe(conc, valid, n int, class string) engine.Probe {
 	if n > valid {
 		p.ErrorClasses = []string{fmt.Sprintf("%s=%d", class, n-valid)}
 	}
-	u := engine.Upstream{Node: fmt.Sprintf("run-shape[k/c%d]", conc), Step: "run-shape", Kind: "run-shape", Cell: "k", Conc: conc, Result: p}
-	pr := engine.Probe{Conc: conc}
+	u := engine.Upstream{Node: fmt.Sprintf("run-shape[k/c%d]", conc), Step: "run-shape", Kind: "run-shape", Cell: "k", Load: schema.Conc(conc), Result: p}
+	pr := engine.Probe{Load: schema.Conc(conc)}
 	if valid == 0 {
 		u.Failed = "no valid request"
 		pr.Failed = u.Node + ": " + u.Failed
@@ -73,7 +73,7 @@ func TestSearchStopsOnProbeWithoutEvidence(t *testing.T) {
 	}
 	ok, dead := probe(1, 2, 2, ""), probe(16, 0, 32, schema.ErrorConnect)
 	next, err := fo.Next([]engine.Probe{ok}, nil)
-	if err != nil || !slices.Equal(next, []int{16}) {
+	if err != nil || !slices.Equal(next, []schema.Load{schema.Conc(16)}) {
 		t.Fatalf("after c1: next %v, %v; want [16]", next, err)
 	}
 	next, err = fo.Next([]engine.Probe{ok, dead}, nil)
@@ -108,8 +108,8 @@ func TestSearchStopsOnProbeWithoutPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost := engine.Probe{Conc: 16, Failed: "run-shape[k/c16]: preflight: model m is not served",
-		Upstream: []engine.Upstream{{Node: "run-shape[k/c16]", Step: "run-shape", Kind: "run-shape", Cell: "k", Conc: 16, Failed: "preflight: model m is not served"}}}
+	lost := engine.Probe{Load: schema.Conc(16), Failed: "run-shape[k/c16]: preflight: model m is not served",
+		Upstream: []engine.Upstream{{Node: "run-shape[k/c16]", Step: "run-shape", Kind: "run-shape", Cell: "k", Load: schema.Conc(16), Failed: "preflight: model m is not served"}}}
 	next, err := fo.Next([]engine.Probe{probe(1, 2, 2, ""), lost}, nil)
 	if err != nil || len(next) != 0 {
 		t.Fatalf("after a c16 without a point: next %v, %v; want the search stopped", next, err)
@@ -131,7 +131,7 @@ func TestSearchPartialProbeIsEvidence(t *testing.T) {
 	}
 	partial := probe(16, 30, 32, schema.ErrorHTTP)
 	next, err := fo.Next([]engine.Probe{probe(1, 2, 2, ""), partial}, nil)
-	if err != nil || !slices.Equal(next, []int{8}) {
+	if err != nil || !slices.Equal(next, []schema.Load{schema.Conc(8)}) {
 		t.Fatalf("after a partial c16: next %v, %v; want the bisection's c8", next, err)
 	}
 	task.Upstream = slices.Concat(probe(1, 2, 2, "").Upstream, partial.Upstream)

@@ -19,7 +19,7 @@ var stopFields = map[string]any{
 }
 
 func sampleEnv(c *schema.Campaign, cell *schema.Cell, stop bool) map[string]any {
-	env := gate.SampleEnv(gate.Context(c, cell, 0, "sweep"), campaigndir.PointResult{})
+	env := gate.SampleEnv(gate.Context(c, cell, schema.Load{}, "sweep"), campaigndir.PointResult{})
 	if stop {
 		for k, v := range stopFields {
 			env[k] = v
@@ -43,8 +43,9 @@ func compile(c *schema.Campaign, cell *schema.Cell, rule string, stop bool) (*vm
 
 // judged is one point as a sweep's rule saw it.
 type judged struct {
-	conc   int
-	met    bool // the rule held on the point's estimates
+	load   schema.Load // the probe's point
+	conc   int         // its concurrency (a search's bisection is over these), or a rate's cap
+	met    bool        // the rule held on the point's estimates
 	values string
 	// verdict is the point's decided verdict (meets, misses, undecided), "" when it measured a
 	// fixed count: it is then judged on its estimates (met).
@@ -61,9 +62,9 @@ func (j judged) noEvidence() string {
 	p := j.point
 	switch {
 	case p == nil && j.failed != "":
-		return fmt.Sprintf("c%d has no point: %s", j.conc, j.failed)
+		return fmt.Sprintf("%s has no point: %s", j.load.Key(), j.failed)
 	case p == nil:
-		return fmt.Sprintf("c%d has no point", j.conc)
+		return fmt.Sprintf("%s has no point", j.load.Key())
 	case p.RequestCount > 0:
 		return ""
 	case len(p.ErrorClasses) > 0:
@@ -83,7 +84,7 @@ func judge(prog *vm.Program, rule string, env map[string]any, p *campaigndir.Poi
 		if u := gate.Unstated(rule, full); len(u) > 0 {
 			return false, fmt.Sprintf("unstated: %v", u), nil
 		}
-		return false, "", fmt.Errorf("rule %q on c%d: %w", rule, p.Concurrency, err)
+		return false, "", fmt.Errorf("rule %q on %s: %w", rule, schema.LoadOf(p.Load, p.Concurrency, p.RequestRate).Key(), err)
 	}
 	return ok, gate.Values(rule, full), nil
 }

@@ -26,16 +26,16 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	}
 	f := fo.(*fanout)
 	var probes []engine.Probe
-	at := map[int]int{}
+	at := map[schema.Load]int{}
 	for _, u := range t.Upstream {
-		if u.Conc == 0 || u.Cell != t.Cell.ID {
+		if u.Load.IsZero() || u.Cell != t.Cell.ID {
 			continue
 		}
-		i, ok := at[u.Conc]
+		i, ok := at[u.Load]
 		if !ok {
 			i = len(probes)
-			at[u.Conc] = i
-			probes = append(probes, engine.Probe{Conc: u.Conc})
+			at[u.Load] = i
+			probes = append(probes, engine.Probe{Load: u.Load})
 		}
 		probes[i].Upstream = append(probes[i].Upstream, u)
 		if u.Failed != "" && probes[i].Failed == "" {
@@ -50,6 +50,9 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell), MeasurementCost: sweepCost(ps)}
 	for _, p := range ps {
 		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed", Verdict: p.verdict}
+		if p.load.IsRate() {
+			sp.Load = p.load // a concurrency probe keeps the form it had before points were keyed by load
+		}
 		if known, meets := p.decided(); known {
 			sp.Met = meets
 		}
@@ -81,14 +84,14 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		return r, nil
 	}
 	r.Mode, r.StopWhen = schema.SweepList, cell.StopWhen
-	if len(ps) < len(cell.Concurrencies) {
-		r.Skipped = append(r.Skipped, cell.Concurrencies[len(ps):]...)
+	if loads := cell.Loads(); len(ps) < len(loads) {
+		r.Skipped = append(r.Skipped, loads[len(ps):]...)
 		if len(ps) > 0 {
 			_, vals, err := f.stop(ps)
 			if err != nil {
 				return nil, err
 			}
-			r.StopReason = fmt.Sprintf("stop_when %q held after c%d (%s)", cell.StopWhen, ps[len(ps)-1].conc, vals)
+			r.StopReason = fmt.Sprintf("stop_when %q held after %s (%s)", cell.StopWhen, ps[len(ps)-1].load.Key(), vals)
 		}
 	}
 	return r, nil

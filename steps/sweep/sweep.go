@@ -7,6 +7,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,7 @@ func Bound(cell *schema.Cell) int {
 	if s := cell.Search; s != nil {
 		return bound(s.From, s.To, s.Step(), decides(cell))
 	}
-	return len(cell.Concurrencies)
+	return len(cell.Loads())
 }
 
 // clearDecided clears the cell fields only the sweep decides with: editing an SLO or a stopping
@@ -121,6 +122,11 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 			Err:  fmt.Errorf("cell %s has both search and concurrencies: its points are the concurrencies the search probes, so the list would be ignored", cell.ID),
 			Hint: "keep search: and delete concurrencies:, or keep the list and delete search: (stop_when: ends a list early)"})
 	}
+	if len(cell.Rates) > 0 {
+		errs = append(errs, &engine.FieldError{Path: strings.TrimSuffix(p, ".search") + ".rates",
+			Err:  fmt.Errorf("cell %s has both search and rates: a search probes concurrencies, and searching over request rate is not built yet", cell.ID),
+			Hint: "measure the rates in a cell of their own (rates: with stop_when: ends the list early), or keep the search and delete rates:"})
+	}
 	if strings.TrimSpace(s.SLO) == "" {
 		bad(".slo", fmt.Errorf("cell %s: search has no slo", cell.ID), `slo: "itl_avg_ms <= 50 && error_count == 0"`)
 	} else if _, err := compile(c, cell, s.SLO, false); err != nil {
@@ -175,7 +181,7 @@ func sampleEnvFor(t *engine.Task) map[string]any {
 }
 
 // Next implements engine.Fanout.
-func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
+func (f *fanout) Next(probes []engine.Probe, free []schema.Load) ([]schema.Load, error) {
 	ps, err := f.judge(probes)
 	if err != nil {
 		return nil, err
@@ -185,8 +191,8 @@ func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
 		if _, why := unknown(ps); why != "" {
 			return nil, nil // no evidence: the search stops and the sweep fails with the knee unknown
 		}
-		if c := nextProbe(s.From, s.To, s.Step(), ps, free); c != 0 {
-			return []int{c}, nil
+		if c := nextProbe(s.From, s.To, s.Step(), ps, searchFree(cell, free)); c != 0 {
+			return []schema.Load{cell.LegacyLoad(c)}, nil
 		}
 		return nil, nil
 	}
@@ -195,17 +201,30 @@ func (f *fanout) Next(probes []engine.Probe, free []int) ([]int, error) {
 			return nil, err
 		}
 	}
-	if len(ps) < len(cell.Concurrencies) {
-		return []int{cell.Concurrencies[len(ps)]}, nil
+	if loads := cell.Loads(); len(ps) < len(loads) {
+		return []schema.Load{loads[len(ps)]}, nil
 	}
 	return nil, nil
+}
+
+// searchFree are the concurrencies of the free points a concurrency search may take: the
+// points it would have probed itself (the cell's LegacyLoad of their concurrency).
+func searchFree(cell *schema.Cell, free []schema.Load) []int {
+	var out []int
+	for _, l := range free {
+		if c := l.InFlight(); c > 0 && cell.LegacyLoad(c) == l {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // judge evaluates the cell's rule on every probe (the search's SLO; for a list, nothing).
 func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 	out := make([]judged, 0, len(probes))
 	for _, p := range probes {
-		j := judged{conc: p.Conc, failed: p.Failed}
+		j := judged{load: p.Load, conc: p.Load.InFlight(), failed: p.Failed}
 		j.point, j.node = pointOf(p.Upstream)
 		if f.t.Cell.Search != nil {
 			met, vals, err := judge(f.prog, f.rule, f.env, j.point)
@@ -239,7 +258,7 @@ func (f *fanout) stop(ps []judged) (bool, string, error) {
 	full := mergeEnv(env, last.point)
 	ok, err := evalStop(f.prog, full)
 	if err != nil {
-		return false, "", fmt.Errorf("stop_when %q after c%d: %w", f.rule, last.conc, err)
+		return false, "", fmt.Errorf("stop_when %q after %s: %w", f.rule, last.load.Key(), err)
 	}
 	return ok, valuesOf(f.rule, full), nil
 }

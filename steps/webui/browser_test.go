@@ -98,7 +98,7 @@ func TestPointPageInBrowser(t *testing.T) {
 	dir := finished(t, root, "tiny-1")
 	ts := serve(t, Options{Roots: []string{root}})
 	var p schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", 2), &p); err != nil {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", schema.Conc(2)), &p); err != nil {
 		t.Fatal(err)
 	}
 	b.Navigate(ts.URL + "/c/tiny-1/point/aa-1k/2")

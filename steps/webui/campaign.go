@@ -28,12 +28,13 @@ type view struct {
 // pointRef is one measured point and where its files are.
 type pointRef struct {
 	Node  string
+	Load  schema.Load // the point, as its node names it
 	Files campaigndir.PointFiles
 }
 
-// URL is the point's page.
+// URL is the point's page: point/<cell>/<key> (c16, r2.5-cap64).
 func (p pointRef) URL(id string) string {
-	return campaignURL(id) + "point/" + url.PathEscape(p.Files.Cell) + "/" + strconv.Itoa(p.Files.Concurrency)
+	return campaignURL(id) + "point/" + url.PathEscape(p.Files.Cell) + "/" + url.PathEscape(p.Load.Key())
 }
 
 // view reads a campaign through the campaign service: status, recorded outputs, points.
@@ -70,15 +71,20 @@ func (s *Server) view(e entry) (*view, error) {
 			continue // a result this build cannot decode is shown in the node table, not as a point
 		}
 		if po, ok := res.(campaigndir.PointOutput); ok && po.PointFiles().Point != "" {
-			v.Points = append(v.Points, pointRef{Node: n.Node, Files: po.PointFiles()})
+			f := po.PointFiles()
+			l := schema.LoadOf(f.Load, f.Concurrency, 0)
+			if pn, ok := st.Inspection.Compiled.Plan.Node(n.Node); ok && !pn.Load.IsZero() {
+				l = pn.Load // a result written before points were keyed by load names only a concurrency
+			}
+			v.Points = append(v.Points, pointRef{Node: n.Node, Load: l, Files: f})
 		}
 	}
 	sort.SliceStable(v.Points, func(i, j int) bool {
-		a, b := v.Points[i].Files, v.Points[j].Files
-		if a.Cell != b.Cell {
-			return a.Cell < b.Cell
+		a, b := v.Points[i], v.Points[j]
+		if a.Files.Cell != b.Files.Cell {
+			return a.Files.Cell < b.Files.Cell
 		}
-		return a.Concurrency < b.Concurrency
+		return a.Load.Compare(b.Load) < 0
 	})
 	return v, nil
 }

@@ -172,7 +172,7 @@ func scatterOf(points []pointRow) template.HTML {
 			series = append(series, svgchart.Series{Name: p.Point.Cell, Color: palette[i%len(palette)], Marker: svgchart.Marker(i % 4), Line: true})
 		}
 		series[i].Points = append(series[i].Points, svgchart.Point{X: p.Point.TPSUser.P50, Y: p.Point.OutputTokPerSPerGPU,
-			Label: "c" + strconv.Itoa(p.Point.Concurrency), Tip: "concurrency " + strconv.Itoa(p.Point.Concurrency)})
+			Label: p.Ref.Load.Key(), Tip: p.Ref.Load.Label()})
 	}
 	if len(series) == 0 {
 		return ""

@@ -21,7 +21,7 @@ func TestGoodputShown(t *testing.T) {
 	finished(t, root, "plain")
 	ts := serve(t, Options{Roots: []string{root}})
 	var p schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", 2), &p); err != nil {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", schema.Conc(2)), &p); err != nil {
 		t.Fatal(err)
 	}
 	if p.Goodput == nil || p.SLOAttainment == nil || p.GoodputReqS == nil {

@@ -115,7 +115,7 @@ func TestNoSecretServed(t *testing.T) {
 			queue = append(queue, m[1])
 		}
 	}
-	for _, want := range []string{"/c/secret/file/" + campaigndir.Source(""), "/c/secret/file/" + campaigndir.Atlas(), "/c/secret/point/aa-1k/1", "/c/secret/report"} {
+	for _, want := range []string{"/c/secret/file/" + campaigndir.Source(""), "/c/secret/file/" + campaigndir.Atlas(), "/c/secret/point/aa-1k/c1", "/c/secret/report"} {
 		if !seen[want] {
 			t.Errorf("the crawl never reached %s (crawled %d pages)", want, len(seen))
 		}

@@ -26,15 +26,17 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cell, conc := r.PathValue("cell"), r.PathValue("conc")
+	cell, key := r.PathValue("cell"), r.PathValue("point")
+	var l schema.Load
+	err := l.UnmarshalText([]byte(key)) // a bare number is a concurrency, as point URLs were written before load keys
 	var ref *pointRef
 	for i, p := range v.Points {
-		if p.Files.Cell == cell && strconv.Itoa(p.Files.Concurrency) == conc {
+		if err == nil && p.Files.Cell == cell && p.Load == l {
 			ref = &v.Points[i]
 		}
 	}
 	if ref == nil {
-		s.fail(w, http.StatusNotFound, fmt.Errorf("campaign %s has no measured point %s/c%s", e.ID, cell, conc))
+		s.fail(w, http.StatusNotFound, fmt.Errorf("campaign %s has no measured point %s/%s", e.ID, cell, key))
 		return
 	}
 	pt, err := v.readPoint(*ref)
@@ -42,7 +44,7 @@ func (s *Server) point(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, err)
 		return
 	}
-	data := map[string]any{"Title": fmt.Sprintf("%s c%d", pt.Cell, pt.Concurrency), "V": v, "P": pt, "Ref": ref,
+	data := map[string]any{"Title": pt.Cell + " " + ref.Load.Key(), "V": v, "P": pt, "Ref": ref,
 		"Stats": statRows(pt), "Percentiles": []template.HTML{
 			percentiles("TTFT percentiles (point.json)", "ms", ttftRows(pt)...),
 			percentiles("ITL percentiles (point.json)", "ms", statRow{"itl_ms", pt.ITL}),

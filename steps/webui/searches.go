@@ -77,7 +77,7 @@ func searchRowOf(s schema.SweepResult) searchRow {
 		case p.Met:
 			mark = "+"
 		}
-		probes = append(probes, fmt.Sprintf("c%d%s", p.Concurrency, mark))
+		probes = append(probes, p.PointLoad().Key()+mark)
 	}
 	r.Probes = strings.Join(probes, " ")
 	if c := s.MeasurementCost; c != nil {

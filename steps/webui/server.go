@@ -96,7 +96,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /c/{id}/{$}", s.campaign)
 	s.mux.HandleFunc("GET /c/{id}/live", s.live)
 	s.mux.HandleFunc("GET /c/{id}/nodes", s.nodes)
-	s.mux.HandleFunc("GET /c/{id}/point/{cell}/{conc}", s.point)
+	s.mux.HandleFunc("GET /c/{id}/point/{cell}/{point}", s.point)
 	s.mux.HandleFunc("GET /c/{id}/file/{rel...}", s.file)
 	s.mux.HandleFunc("GET /c/{id}/baseline", s.baseline)
 	s.mux.HandleFunc("GET /c/{id}/report", s.report)

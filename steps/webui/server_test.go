@@ -35,13 +35,13 @@ func TestPagesShowTheDirectory(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`href="/c/tiny-1/file/` + campaigndir.Report() + `"`, `href="/c/tiny-1/file/` + campaigndir.Atlas() + `"`,
-		`href="/c/tiny-1/file/` + campaigndir.Source("") + `"`, `href="/c/tiny-1/point/aa-1k/2"`} {
+		`href="/c/tiny-1/file/` + campaigndir.Source("") + `"`, `href="/c/tiny-1/point/aa-1k/c2"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("campaign page lacks %s", want)
 		}
 	}
 	var p schema.Point
-	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", 2), &p); err != nil {
+	if _, err := campaigndir.ReadJSON(dir, campaigndir.Point("aa-1k", schema.Conc(2)), &p); err != nil {
 		t.Fatal(err)
 	}
 	code, body = get(t, ts, "/c/tiny-1/point/aa-1k/2")

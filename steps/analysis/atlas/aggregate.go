@@ -31,16 +31,17 @@ func (c Coverage) String() string {
 		plural.N(c.Partial, "partial sweep"), plural.N(c.Failed, "failed cell"), plural.N(c.PlotReady, "plot-ready concurrency point")}, " | ")
 }
 
-// rowKey orders the atlas: cell id, concurrency, then mean input tokens (a prefill ISL sweep
-// holds several ISLs at one concurrency).
+// rowKey orders the atlas: cell id, point (concurrencies ascending, then rates:
+// schema.Load.Compare), then mean input tokens (a prefill ISL sweep holds several ISLs at one
+// concurrency).
 type rowKey struct {
 	cell string
-	conc int
+	load schema.Load
 	isl  float64
 }
 
 func keyOf(r *schema.AtlasRow) rowKey {
-	k := rowKey{cell: r.CellID, conc: r.Concurrency, isl: -1}
+	k := rowKey{cell: r.CellID, load: r.PointLoad(), isl: -1}
 	if r.MeanInputTokens != nil {
 		k.isl = *r.MeanInputTokens
 	}
@@ -48,10 +49,13 @@ func keyOf(r *schema.AtlasRow) rowKey {
 }
 
 func compareKeys(a, b rowKey) int {
-	return cmp.Or(cmp.Compare(a.cell, b.cell), cmp.Compare(a.conc, b.conc), cmp.Compare(a.isl, b.isl))
+	return cmp.Or(cmp.Compare(a.cell, b.cell), a.load.Compare(b.load), cmp.Compare(a.isl, b.isl))
 }
 
-// SortRows puts rows in atlas order (cell id, concurrency, mean input tokens), stably.
+// rowName names a row in an error: cell/point.
+func rowName(r *schema.AtlasRow) string { return r.CellID + "/" + r.PointLoad().Key() }
+
+// SortRows puts rows in atlas order (cell id, point, mean input tokens), stably.
 func SortRows(rows []schema.AtlasRow) {
 	slices.SortStableFunc(rows, func(a, b schema.AtlasRow) int { return compareKeys(keyOf(&a), keyOf(&b)) })
 }
@@ -80,9 +84,9 @@ func (w *Writer) WriteLine(row *schema.AtlasRow, line []byte) error {
 	if w.started {
 		switch c := compareKeys(w.last, k); {
 		case c == 0:
-			return fmt.Errorf("atlas row %s/c%d: duplicate (cell_id, concurrency, mean_input_tokens)", row.CellID, row.Concurrency)
+			return fmt.Errorf("atlas row %s: duplicate (cell_id, load, mean_input_tokens)", rowName(row))
 		case c > 0:
-			return fmt.Errorf("atlas row %s/c%d: out of order after %s/c%d (want cell_id, concurrency ascending)", row.CellID, row.Concurrency, w.last.cell, w.last.conc)
+			return fmt.Errorf("atlas row %s: out of order after %s/%s (want cell_id, then concurrencies and rates ascending)", rowName(row), w.last.cell, w.last.load.Key())
 		}
 	}
 	if !w.started || k.cell != w.last.cell {
@@ -94,12 +98,12 @@ func (w *Writer) WriteLine(row *schema.AtlasRow, line []byte) error {
 		case schema.CellFailed:
 			w.cov.Failed++
 		default:
-			return fmt.Errorf("atlas row %s/c%d: cell_status %q: want full, partial or failed", row.CellID, row.Concurrency, row.CellStatus)
+			return fmt.Errorf("atlas row %s: cell_status %q: want full, partial or failed", rowName(row), row.CellStatus)
 		}
 		w.cov.Cells++
 		w.status = row.CellStatus
 	} else if row.CellStatus != w.status {
-		return fmt.Errorf("atlas row %s/c%d: cell_status %q differs from the cell's earlier rows (%q)", row.CellID, row.Concurrency, row.CellStatus, w.status)
+		return fmt.Errorf("atlas row %s: cell_status %q differs from the cell's earlier rows (%q)", rowName(row), row.CellStatus, w.status)
 	}
 	w.started, w.last = true, k
 	if row.PlotReady {
@@ -108,12 +112,12 @@ func (w *Writer) WriteLine(row *schema.AtlasRow, line []byte) error {
 	w.cov.Rows++
 	if line != nil {
 		if err := w.enc.WriteLine(line); err != nil {
-			return fmt.Errorf("write atlas row %s/c%d: %w", row.CellID, row.Concurrency, err)
+			return fmt.Errorf("write atlas row %s: %w", rowName(row), err)
 		}
 		return nil
 	}
 	if err := w.enc.Encode(row); err != nil {
-		return fmt.Errorf("encode atlas row %s/c%d: %w", row.CellID, row.Concurrency, err)
+		return fmt.Errorf("encode atlas row %s: %w", rowName(row), err)
 	}
 	return nil
 }
@@ -197,7 +201,7 @@ func writeCell(aw *Writer, c readCell, observe []func(*schema.AtlasRow) error) e
 		}
 		for _, fn := range observe {
 			if err := fn(&c.rows[i]); err != nil {
-				return fmt.Errorf("cell %s c%d: %w", c.files.Cell, c.rows[i].Concurrency, err)
+				return fmt.Errorf("cell %s %s: %w", c.files.Cell, c.rows[i].PointLoad().Key(), err)
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func AttachVerdicts(rows []schema.AtlasRow, verdicts []schema.GateVerdict) {
 	for i := range rows {
 		rows[i].Gates = nil
 		for _, v := range verdicts {
-			if v.Passed || v.Cell != rows[i].CellID || (v.Concurrency != 0 && v.Concurrency != rows[i].Concurrency) {
+			if v.Passed || v.Cell != rows[i].CellID || (v.Point() != "" && v.Point() != rows[i].PointLoad().Key()) {
 				continue
 			}
 			rows[i].Gates = append(rows[i].Gates, v)

@@ -25,35 +25,32 @@ const (
 )
 
 // Normalize maps one cell's points (and the telemetry joined onto them) to atlas rows, one per
-// requested concurrency in ascending order — a missing or failed point still gets a row so the
-// report can draw it gray — and returns the cell status: full when every requested concurrency
-// produced an ok point, failed when none is usable, partial otherwise. The cell's defaults must
-// already be merged. spec and dcgm may be nil.
-func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec map[int]*schema.SpecWindow, dcgm *schema.DCGMCorrelation) ([]schema.AtlasRow, string) {
-	byConc := make(map[int]*schema.Point, len(points))
+// requested point in key order (schema.Load.Compare) — a missing or failed point still gets a
+// row so the report can draw it gray — and returns the cell status: full when every requested
+// point produced an ok point, failed when none is usable, partial otherwise. The cell's
+// defaults must already be merged. spec and dcgm may be nil.
+func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec map[schema.Load]*schema.SpecWindow, dcgm *schema.DCGMCorrelation) ([]schema.AtlasRow, string) {
+	byLoad := make(map[schema.Load]*schema.Point, len(points))
 	for i := range points {
-		byConc[points[i].Concurrency] = &points[i]
+		byLoad[points[i].PointLoad()] = &points[i]
 	}
-	requested := slices.Clone(cell.Concurrencies)
+	requested := cell.Loads()
 	if len(requested) == 0 {
-		requested = slices.Collect(maps.Keys(byConc))
+		requested = slices.Collect(maps.Keys(byLoad))
 	}
-	slices.Sort(requested)
+	slices.SortFunc(requested, schema.Load.Compare)
 	requested = slices.Compact(requested)
 
-	var dcgmBy map[int]*schema.DCGMPoint
+	var dcgmPoints []schema.DCGMPoint
 	if dcgm != nil {
-		dcgmBy = make(map[int]*schema.DCGMPoint, len(dcgm.Points))
-		for i := range dcgm.Points {
-			dcgmBy[dcgm.Points[i].Concurrency] = &dcgm.Points[i]
-		}
+		dcgmPoints = dcgm.Points
 	}
 
 	rows := make([]schema.AtlasRow, 0, len(requested))
 	ok, usable := 0, 0
-	for _, c := range requested {
-		p := byConc[c]
-		row := identityRow(campaign, cell, c)
+	for _, l := range requested {
+		p := byLoad[l]
+		row := identityRow(campaign, cell, l)
 		pointStatus := PointMissing
 		if p != nil {
 			pointStatus = pointStatusOf(p)
@@ -76,12 +73,12 @@ func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec ma
 		case PointPartial:
 			usable++
 		}
-		if w := spec[c]; w != nil {
+		if w := spec[l]; w != nil {
 			row.AcceptanceLength = finite(w.AcceptanceLength)
 			row.SpecAcceptRate = finite(w.SpecAcceptRate)
 			row.PrefixCacheHitRate = finite(w.PrefixCacheHitRate)
 		}
-		fillDCGM(&row, dcgm, dcgmBy[c])
+		fillDCGM(&row, dcgm, DCGMPointOf(dcgmPoints, l))
 		row.PlotReady = pointStatus != PointFailed && pointStatus != PointMissing && plotReady(&row)
 		row.Extra["point_status"] = pointStatus
 		rows = append(rows, row)
@@ -100,8 +97,28 @@ func Normalize(campaign string, cell schema.Cell, points []schema.Point, spec ma
 	return rows, status
 }
 
+// DCGMPointOf finds point l's means in a correlation: by its load, or — in a correlation
+// written before points were keyed by load, whose points name only their concurrency — by
+// its concurrency or in-flight cap. Nil when the correlation has none.
+func DCGMPointOf(points []schema.DCGMPoint, l schema.Load) *schema.DCGMPoint {
+	var legacy *schema.DCGMPoint
+	for i := range points {
+		p := &points[i]
+		switch {
+		case p.PointLoad() == l:
+			return p
+		case p.Load.IsZero() && p.Concurrency == l.InFlight() && legacy == nil:
+			legacy = p
+		}
+	}
+	if l.IsRate() {
+		return legacy
+	}
+	return nil
+}
+
 // identityRow fills what a row knows before any measurement: who, what, where.
-func identityRow(campaign string, cell schema.Cell, c int) schema.AtlasRow {
+func identityRow(campaign string, cell schema.Cell, l schema.Load) schema.AtlasRow {
 	id := cell.Identity
 	gpus := id.GPUs
 	if gpus <= 0 {
@@ -115,15 +132,17 @@ func identityRow(campaign string, cell schema.Cell, c int) schema.AtlasRow {
 		mode = "synthetic"
 	}
 	extra["mode"] = mode
-	if cell.Workload.RequestRate > 0 {
-		extra["request_rate"] = cell.Workload.RequestRate
+	if l.IsRate() { // as rows said it before they had request_rate: extra map readers keep reading it
+		extra["request_rate"] = l.Rate
 		extra["arrival"] = cell.Workload.Arrival
 	}
 	return schema.AtlasRow{
 		Schema:              "atlas_v1",
 		Campaign:            campaign,
 		CellID:              cell.ID,
-		Concurrency:         c,
+		Load:                l,
+		Concurrency:         l.InFlight(),
+		RequestRate:         l.Rate,
 		Model:               id.Model,
 		Hardware:            id.Hardware,
 		Quant:               id.Quant,

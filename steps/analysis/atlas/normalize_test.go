@@ -95,7 +95,7 @@ func TestNormalizeFields(t *testing.T) {
 	p.UsageMismatches = 3
 	p.Reasoning, p.ReasoningField = true, "reasoning_content"
 	p.ReasoningTok = &schema.Stat{Count: 32, Avg: 300}
-	spec := map[int]*schema.SpecWindow{8: {AcceptanceLength: schema.F(2.5), SpecAcceptRate: schema.F(0.75), PrefixCacheHitRate: schema.F(0.1)}}
+	spec := map[schema.Load]*schema.SpecWindow{schema.Conc(8): {AcceptanceLength: schema.F(2.5), SpecAcceptRate: schema.F(0.75), PrefixCacheHitRate: schema.F(0.1)}}
 	dcgm := &schema.DCGMCorrelation{DCGMGrounded: true, SolRigor: schema.RigorL3, Points: []schema.DCGMPoint{{
 		Concurrency: 8, SMActive: schema.F(0.8), TensorActive: schema.F(0.4), DRAMActive: schema.F(0.6),
 		NVLinkBytesPerS: schema.F(1e9), PowerWattsPerGPU: schema.F(800),

@@ -197,10 +197,11 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		return nil, err
 	}
 	d := &schema.BaselineDiff{Schema: schema.SchemaBaselineDiff}
-	concs, err := concurrencies(base, cur)
+	points, notes, err := pairs(base, cur)
 	if err != nil {
 		return nil, err
 	}
+	d.Notes = append(d.Notes, notes...)
 	var cov intervalCoverage
 	var pending []noiseCheck
 	sloDiffers := ""
@@ -208,16 +209,21 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		sloDiffers = fmt.Sprintf("the per-request SLOs differ (baseline %s, current %s)", base.SLO, cur.SLO)
 		d.Notes = append(d.Notes, "goodput_req_s and slo_attainment_pct "+sloDiffers+": not compared")
 	}
-	for _, c := range concs {
-		key := strconv.Itoa(c)
-		b, inBase := base.Metrics[key]
-		p, inCur := cur.Metrics[key]
+	for _, pt := range points {
+		b, inBase := base.Metrics[pt.base]
+		p, inCur := cur.Metrics[pt.cur]
+		at := func(row *schema.DiffRow) {
+			row.Concurrency = pt.load.InFlight()
+			if pt.load.IsRate() {
+				row.Load = pt.load.Key()
+			}
+		}
 		switch {
 		case !inBase:
-			d.Notes = append(d.Notes, fmt.Sprintf("concurrency %d is new (not in the baseline): not compared", c))
+			d.Notes = append(d.Notes, fmt.Sprintf("%s is new (not in the baseline): not compared", pt.load.Label()))
 			continue
-		case !inCur && probedOnlyByBase(base, cur, c):
-			d.Notes = append(d.Notes, fmt.Sprintf("concurrency %d was probed by the baseline's search only: not compared", c))
+		case !inCur && !pt.load.IsRate() && probedOnlyByBase(base, cur, pt.load.Concurrency):
+			d.Notes = append(d.Notes, fmt.Sprintf("%s was probed by the baseline's search only: not compared", pt.load.Label()))
 			continue
 		case !inCur:
 			for _, r := range rules[:pointRules] {
@@ -225,7 +231,8 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 					continue
 				}
 				row := compare(r.Metric, pointValue(&b, r.Metric), nil, tol)
-				row.Concurrency, row.Verdict = c, Red
+				at(&row)
+				row.Verdict = Red
 				row.Note = "not measured in the current run"
 				d.Rows = append(d.Rows, row)
 			}
@@ -250,7 +257,7 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 				pending = append(pending, noiseCheck{row: len(d.Rows), b: *bv, c: *cv, bi: bi, ci: ci,
 					aware: len(b.Intervals) > 0 && len(p.Intervals) > 0})
 			}
-			row.Concurrency = c
+			at(&row)
 			d.Rows = append(d.Rows, row)
 		}
 	}
@@ -311,19 +318,69 @@ func comparable(base, cur *schema.PerfBench) error {
 	return nil
 }
 
-func concurrencies(docs ...*schema.PerfBench) ([]int, error) {
-	var out []int
-	for _, doc := range docs {
-		for k := range doc.Metrics {
-			c, err := strconv.Atoi(k)
-			if err != nil || c <= 0 {
-				return nil, fmt.Errorf("metrics key %q: want a positive concurrency", k)
+// pointPair is one point of a diff and its metrics keys in each snapshot ("" when absent).
+type pointPair struct {
+	load      schema.Load
+	base, cur string
+}
+
+// pairs matches the two snapshots' points, in key order. A bare concurrency key of a baseline
+// written before points were keyed by load (no load_sweep) is the concurrency point — or, when
+// the current cell has none at that concurrency and exactly one rate point capped there, that
+// rate point: such a baseline keyed an open-loop point (the older request_rate spelling) by
+// its cap. The notes say which keys were read so.
+func pairs(base, cur *schema.PerfBench) ([]pointPair, []string, error) {
+	curKeys := map[schema.Load]string{}
+	for k := range cur.Metrics {
+		l, err := schema.MetricsLoad(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		curKeys[l] = k
+	}
+	byLoad := map[schema.Load]*pointPair{}
+	var notes []string
+	for k := range base.Metrics {
+		l, err := schema.MetricsLoad(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, ok := curKeys[l]; !ok && !l.IsRate() && !base.KeyedByLoad() {
+			if r, ok := onlyRateCapped(curKeys, l.Concurrency); ok {
+				notes = append(notes, fmt.Sprintf("baseline point %s (a snapshot written before points were keyed by load) is read as %s, the current cell's only point capped at %d", k, r.Key(), l.Concurrency))
+				l = r
 			}
-			out = append(out, c)
+		}
+		byLoad[l] = &pointPair{load: l, base: k}
+	}
+	for l, k := range curKeys {
+		if p := byLoad[l]; p != nil {
+			p.cur = k
+			continue
+		}
+		byLoad[l] = &pointPair{load: l, cur: k}
+	}
+	out := make([]pointPair, 0, len(byLoad))
+	for _, p := range byLoad {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b pointPair) int { return a.load.Compare(b.load) })
+	slices.Sort(notes)
+	return out, notes, nil
+}
+
+// onlyRateCapped is the one rate point of keys capped at n (false when none, or several).
+func onlyRateCapped(keys map[schema.Load]string, n int) (schema.Load, bool) {
+	var found []schema.Load
+	for l := range keys {
+		if l.IsRate() && l.Cap == n {
+			found = append(found, l)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	if len(found) != 1 {
+		return schema.Load{}, false
+	}
+	return found[0], true
 }
 
 func pointValue(p *schema.PerfBenchPoint, metric string) *float64 {

@@ -125,7 +125,11 @@ func decidedRows(rows []schema.DiffRow, base, cur *schema.PerfBench) {
 		if r.Concurrency == 0 || r.Baseline == nil {
 			continue
 		}
-		p, ok := cur.Metrics[strconv.Itoa(r.Concurrency)]
+		key := r.Load
+		if key == "" {
+			key = strconv.Itoa(r.Concurrency)
+		}
+		p, ok := cur.Metrics[key]
 		if !ok || p.Decision == nil || p.Decision.Reference == "" {
 			continue
 		}

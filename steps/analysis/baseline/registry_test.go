@@ -75,7 +75,7 @@ func writeCampaign(t testing.TB, dir string, scale float64) {
 			GenerationTokens: f(48000), WindowS: 30},
 	}
 	for c, w := range windows {
-		_, err := campaigndir.WriteJSON(dir, campaigndir.SpecWindow("aa-1k", c), w)
+		_, err := campaigndir.WriteJSON(dir, campaigndir.SpecWindow("aa-1k", schema.Conc(c)), w)
 		must(t, err)
 	}
 }
@@ -92,8 +92,8 @@ func finished(t testing.TB, dir string) campaigndir.Finished {
 		f.Evidence.Atlas = campaigndir.Atlas()
 	}
 	for _, c := range []int{1, 16, 32, 64} {
-		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.SpecWindow("aa-1k", c))); err == nil {
-			f.Evidence.Spec = append(f.Evidence.Spec, campaigndir.SpecFiles{Cell: "aa-1k", Concurrency: c, Window: campaigndir.SpecWindow("aa-1k", c)})
+		if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.SpecWindow("aa-1k", schema.Conc(c)))); err == nil {
+			f.Evidence.Spec = append(f.Evidence.Spec, campaigndir.SpecFiles{Cell: "aa-1k", Concurrency: c, Window: campaigndir.SpecWindow("aa-1k", schema.Conc(c))})
 		}
 	}
 	return f

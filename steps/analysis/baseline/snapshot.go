@@ -2,8 +2,9 @@
 // inference_perfbench_v1 schema, in a registry folder with a sha256) and diffs a later run
 // against it with per-metric tolerances, so a weekly sweep ends GREEN or RED.
 //
-// One baseline holds one workload: the schema keys its metrics by concurrency only, so a
-// campaign with several cells (shapes) gives one baseline per cell, chosen with a cell id.
+// One baseline holds one workload: the schema keys its metrics by point only (a concurrency,
+// or a rate point's key), so a campaign with several cells (shapes) gives one baseline per
+// cell, chosen with a cell id.
 // A campaign with one measured cell (the usual weekly sweep) needs no choice.
 package baseline
 
@@ -28,13 +29,13 @@ import (
 type campaignData struct {
 	dir    string
 	spec   *schema.Campaign
-	rows   map[string][]schema.AtlasRow // by cell id, ascending concurrency
+	rows   map[string][]schema.AtlasRow // by cell id, points in key order
 	files  campaigndir.Reader
-	window map[string]map[int]string // cell → concurrency → spec window file
+	window map[string]map[schema.Load]string // cell → point → spec window file
 }
 
 func readCampaign(ctx context.Context, f campaigndir.Finished) (*campaignData, error) {
-	d := &campaignData{dir: f.Dir, spec: f.Spec, rows: map[string][]schema.AtlasRow{}, files: f.Files, window: map[string]map[int]string{}}
+	d := &campaignData{dir: f.Dir, spec: f.Spec, rows: map[string][]schema.AtlasRow{}, files: f.Files, window: map[string]map[schema.Load]string{}}
 	if f.Evidence.Atlas == "" {
 		return nil, fmt.Errorf("%s has no atlas: the campaign has not aggregated yet (finish it with 'perfdag resume %s')", f.Dir, f.Dir)
 	}
@@ -47,13 +48,13 @@ func readCampaign(ctx context.Context, f campaigndir.Finished) (*campaignData, e
 		return nil, err
 	}
 	for id := range d.rows {
-		slices.SortStableFunc(d.rows[id], func(a, b schema.AtlasRow) int { return a.Concurrency - b.Concurrency })
+		slices.SortStableFunc(d.rows[id], func(a, b schema.AtlasRow) int { return a.PointLoad().Compare(b.PointLoad()) })
 	}
 	for _, w := range f.Evidence.Spec {
 		if d.window[w.Cell] == nil {
-			d.window[w.Cell] = map[int]string{}
+			d.window[w.Cell] = map[schema.Load]string{}
 		}
-		d.window[w.Cell][w.Concurrency] = w.Window
+		d.window[w.Cell][schema.LoadOf(w.Load, w.Concurrency, 0)] = w.Window
 	}
 	return d, nil
 }
@@ -181,12 +182,16 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 	}
 	var spec []schema.SpecWindow
 	for _, r := range rows {
-		w.ConcurrencySweep = append(w.ConcurrencySweep, r.Concurrency)
+		l := r.PointLoad()
+		if !l.IsRate() {
+			w.ConcurrencySweep = append(w.ConcurrencySweep, r.Concurrency)
+		}
+		w.LoadSweep = append(w.LoadSweep, l.Key())
 		if status, _ := r.Extra["point_status"].(string); status == atlas.PointMissing {
 			continue
 		}
 		w.ConversationNum += r.NumPrompts
-		doc.Metrics[strconv.Itoa(r.Concurrency)] = schema.PerfBenchPoint{
+		doc.Metrics[schema.MetricsKey(l)] = schema.PerfBenchPoint{
 			ThroughputToksPerS:  r.OutputTokPerS,
 			TTFTP50Ms:           r.TTFTP50Ms,
 			TTFTP95Ms:           r.TTFTP95Ms,
@@ -200,11 +205,16 @@ func (d *campaignData) snapshot(cellID string) (*schema.PerfBench, error) {
 			Intervals:           perfBenchIntervals(r.Intervals),
 		}
 		if r.Decision != nil && r.Decision.Reference != "" {
-			pt := doc.Metrics[strconv.Itoa(r.Concurrency)]
+			key := schema.MetricsKey(l)
+			pt := doc.Metrics[key]
 			pt.Decision = r.Decision // decided against a baseline: a diff reads its verdicts
-			doc.Metrics[strconv.Itoa(r.Concurrency)] = pt
+			doc.Metrics[key] = pt
 		}
-		if rel := d.window[cellID][r.Concurrency]; rel != "" {
+		rel := d.window[cellID][l]
+		if rel == "" && l.IsRate() { // a window written before points were keyed by load names only the cap
+			rel = d.window[cellID][schema.Conc(r.Concurrency)]
+		}
+		if rel != "" {
 			var win schema.SpecWindow
 			if err := d.files.JSON(rel, &win); err != nil {
 				return nil, err

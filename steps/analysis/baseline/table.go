@@ -81,7 +81,7 @@ func WriteDiff(w io.Writer, d *schema.BaselineDiff) {
 	}
 	fmt.Fprintf(w, "baseline %s (%s, sha256 %s…)\ncurrent  %s (cell %s)\n\n", d.BaselineName, d.Baseline, sha, d.Current, d.CurrentCell)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONC\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT\tCHANGE 95% CI")
+	fmt.Fprintln(tw, "POINT\tMETRIC\tBASELINE\tCURRENT\tDELTA\tDELTA %\tTOLERANCE\tVERDICT\tCHANGE 95% CI")
 	for _, r := range d.Rows {
 		c := Cells(r)
 		verdict := c.Verdict
@@ -112,7 +112,10 @@ type RowCells struct {
 func Cells(r schema.DiffRow) RowCells {
 	c := RowCells{Concurrency: "all", Metric: r.Metric, Baseline: num(r.Baseline), Current: num(r.Current),
 		Delta: "-", DeltaPct: "-", Tolerance: tolerance(r), Verdict: r.Verdict, ChangeCI: changeCI(r)}
-	if r.Concurrency > 0 {
+	switch {
+	case r.Load != "":
+		c.Concurrency = r.Load
+	case r.Concurrency > 0:
 		c.Concurrency = strconv.Itoa(r.Concurrency)
 	}
 	if r.DeltaPct != nil {

@@ -168,7 +168,7 @@ func kvBytes(dtype string) (float64, error) {
 // baseRow is the identity both cells share.
 func baseRow(r resolved, opt Options, prov schema.ExperimentProvenance, cell string, conc int) schema.AtlasRow {
 	return schema.AtlasRow{
-		Schema: "atlas_v1", Campaign: opt.Campaign, CellID: cell, Concurrency: conc, Model: r.model,
+		Schema: "atlas_v1", Campaign: opt.Campaign, CellID: cell, Load: schema.Conc(conc), Concurrency: conc, Model: r.model,
 		Hardware: r.hw.Name, Quant: r.quant, TensorParallel: r.tp, Engine: prov.Engine,
 		EngineVersion: prov.EngineVersion, Delivery: prov.Delivery, CacheMode: opt.CacheMode,
 		Backend: schema.RooflineBackend, GPUs: r.tp, CellStatus: schema.CellFull, SolRigor: schema.RigorL1,

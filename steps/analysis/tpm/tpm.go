@@ -178,8 +178,17 @@ func better(r, than *schema.AtlasRow) bool {
 	return cmp.Or(
 		cmp.Compare(*than.OutputTokPerSPerGPU, *r.OutputTokPerSPerGPU),
 		cmp.Compare(r.CellID, than.CellID),
-		cmp.Compare(r.Concurrency, than.Concurrency),
+		r.PointLoad().Compare(than.PointLoad()),
 	) < 0
+}
+
+// rateLoad is a rate point's load, zero for a concurrency point (whose rows keep the form
+// they had before points were keyed by load).
+func rateLoad(r *schema.AtlasRow) schema.Load {
+	if l := r.PointLoad(); l.IsRate() {
+		return l
+	}
+	return schema.Load{}
 }
 
 // copyRow keeps what the summary reads; pointers into a reused row must not survive it.
@@ -234,7 +243,7 @@ func (a *Accumulator) point(kind string, r *schema.AtlasRow) (schema.TPMRow, sch
 	out := *r.OutputTokPerSPerGPU
 	t := schema.TPMRow{
 		Schema: schema.SchemaTPM, Campaign: a.campaign, Point: kind, TPMGroupKey: KeyOf(r),
-		CellID: r.CellID, Concurrency: r.Concurrency, CacheMode: r.CacheMode, Engine: r.Engine, Delivery: r.Delivery,
+		CellID: r.CellID, Concurrency: r.Concurrency, Load: rateLoad(r), CacheMode: r.CacheMode, Engine: r.Engine, Delivery: r.Delivery,
 		GPUsPerNode: a.cfg.GPUsPerNode, MeanISL: r.MeanInputTokens, MeanOSL: r.MeanOutputTokens,
 		TTFTAvgMs: r.TTFTAvgMs, TPOTAvgMs: r.ITLAvgMs, TTFTSLAMs: a.cfg.TTFTSLAMs, TPOTSLAMs: a.cfg.TPOTSLAMs,
 		OutputTokPerSPerGPU: out,
@@ -252,7 +261,7 @@ func (a *Accumulator) point(kind string, r *schema.AtlasRow) (schema.TPMRow, sch
 	}
 	c := schema.CostRow{
 		Schema: schema.SchemaCost, Campaign: a.campaign, Point: kind, TPMGroupKey: t.TPMGroupKey,
-		CellID: r.CellID, Concurrency: r.Concurrency,
+		CellID: r.CellID, Concurrency: r.Concurrency, Load: rateLoad(r),
 		PowerWattsPerGPU: r.PowerWattsPerGPU, TokensPerWatt: r.TokensPerWatt,
 	}
 	if rate, ok := a.cfg.Rate(r.Hardware); ok {

@@ -125,7 +125,7 @@ func Markdown(s schema.TPMSummary) string {
 				fmt.Fprintf(&b, "%s sla | — | | | | | *%s* | | | | | |\n", prefix, g.SLANote)
 				continue
 			}
-			where := fmt.Sprintf("%s @ c%d", t.CellID, t.Concurrency)
+			where := t.CellID + " @ " + t.PointLoad().Key()
 			if len(t.Flags) > 0 {
 				where += " (" + strings.Join(t.Flags, ", ") + ")"
 			}

@@ -2,12 +2,14 @@
 -- Every table carries campaign_id; publishing a campaign deletes its rows in every
 -- table and inserts the new ones in one transaction.
 
--- atlas_v1: one (cell, concurrency[, ISL]) point of the atlas (schema.AtlasRow); roofline prefill rows all sit at concurrency 1 and differ by input_tokens_key
+-- atlas_v1: one (cell, point[, ISL]) row of the atlas (schema.AtlasRow); roofline prefill rows all sit at concurrency 1 and differ by input_tokens_key
 CREATE TABLE IF NOT EXISTS atlas_v1 (
   campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
   campaign TEXT NOT NULL,
   cell_id TEXT NOT NULL,
-  concurrency BIGINT NOT NULL,
+  concurrency BIGINT NOT NULL, -- a closed-loop point's concurrency, or a rate point's in-flight cap (0: none)
+  load TEXT NOT NULL, -- the point's key: c16 (concurrency), r2.5 or r2.5-cap64 (request rate, with its in-flight cap); rows published before the column have it from their concurrency and extra.request_rate
+  request_rate DOUBLE PRECISION NOT NULL, -- a rate point's asked requests per second; 0 on a concurrency point
   input_tokens_key DOUBLE PRECISION NOT NULL, -- mean_input_tokens, else extra.isl, else -1: tells a prefill ISL sweep's rows apart
   model TEXT NOT NULL,
   hardware TEXT NOT NULL,
@@ -88,7 +90,7 @@ CREATE TABLE IF NOT EXISTS atlas_v1 (
   decision_json TEXT, -- the point's SLO decision when it measured until one was known (requests_per_point decide): {rule, verdict, clauses with their bounds and confidence, alpha, looks, max_looks, requests, method} (docs/statistics.md); NULL otherwise
   measurement_cost_json TEXT, -- what measuring the point took: {requests_sent, requests_valid, settle_s, run_s, endpoint_s, gpus, gpu_s} (gpu_s null when the campaign declares no GPU count; docs/campaign-directory.md); NULL on an imported point or one recorded before cost accounting
   row_json TEXT NOT NULL, -- the whole atlas_v1 record as JSON: nothing is lost
-  PRIMARY KEY (campaign_id, cell_id, concurrency, input_tokens_key)
+  PRIMARY KEY (campaign_id, cell_id, load, input_tokens_key)
 );
 
 -- campaign_v1: one published campaign (schema.CampaignRow): coverage, grounding, and every gate passed knowingly (gaps)
@@ -133,6 +135,7 @@ CREATE TABLE IF NOT EXISTS tpm_v1 (
   shape TEXT NOT NULL,
   cell_id TEXT NOT NULL,
   concurrency BIGINT NOT NULL,
+  load TEXT,
   cache_mode TEXT NOT NULL,
   engine TEXT,
   delivery TEXT,
@@ -170,6 +173,7 @@ CREATE TABLE IF NOT EXISTS cost_v1 (
   shape TEXT NOT NULL,
   cell_id TEXT NOT NULL,
   concurrency BIGINT NOT NULL,
+  load TEXT,
   usd_per_gpu_hour DOUBLE PRECISION,
   rate_estimate BOOLEAN NOT NULL,
   rate_source TEXT NOT NULL,

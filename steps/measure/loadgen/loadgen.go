@@ -20,6 +20,7 @@ import (
 const (
 	ArrivalPoisson  = "poisson"
 	ArrivalConstant = "constant"
+	ArrivalGamma    = "gamma" // gaps from a gamma distribution of shape Burstiness (vLLM bench's --burstiness)
 )
 
 // Config is one point's load.
@@ -27,7 +28,8 @@ type Config struct {
 	Requests    int           // N: requests to issue
 	Concurrency int           // closed loop: requests in flight; open loop: in-flight cap (0 = none)
 	Rate        float64       // requests per second; 0 selects the closed loop
-	Arrival     string        // open loop: poisson (default) or constant
+	Arrival     string        // open loop: poisson (default), constant or gamma
+	Burstiness  float64       // gamma arrivals: the shape (1 is poisson, below 1 burstier, above 1 more even)
 	Seed        int64         // seeds the inter-arrival generator
 	Every       time.Duration // progress interval (default 250 ms); the final report always comes
 	Adaptive    *Adaptive     // when set, Requests is the most to send and looks decide when to stop
@@ -74,8 +76,12 @@ func (c Config) Validate() error {
 	}
 	switch c.Arrival {
 	case "", ArrivalPoisson, ArrivalConstant:
+	case ArrivalGamma:
+		if !(c.Burstiness > 0) || math.IsInf(c.Burstiness, 0) {
+			return fmt.Errorf("loadgen: gamma arrivals with burstiness = %v: want a positive shape", c.Burstiness)
+		}
 	default:
-		return fmt.Errorf("loadgen: arrival = %q: want poisson or constant", c.Arrival)
+		return fmt.Errorf("loadgen: arrival = %q: want poisson, constant or gamma", c.Arrival)
 	}
 	return nil
 }

@@ -226,6 +226,36 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// TestGammaArrivals: gamma gaps keep the mean 1/R and have the coefficient of variation
+// 1/√burstiness (burstier below 1, more even above; 1 is Poisson's), from the seed alone.
+func TestGammaArrivals(t *testing.T) {
+	for _, k := range []float64{0.25, 1, 4} {
+		cfg := Config{Requests: 40001, Rate: 100, Arrival: ArrivalGamma, Burstiness: k, Seed: 7}
+		gaps := Arrivals(cfg)
+		var sum, sq float64
+		for _, g := range gaps[1:] {
+			if g < 0 {
+				t.Fatalf("burstiness %v: negative gap %v", k, g)
+			}
+			x := float64(g) / float64(time.Millisecond)
+			sum, sq = sum+x, sq+x*x
+		}
+		n := float64(len(gaps) - 1)
+		mean := sum / n
+		cv := math.Sqrt(sq/n-mean*mean) / mean
+		// standard errors: mean 10 ms × cv / √n (≤ 0.1 ms), the cv's about cv/√(2n)·√(1+…) (≤ 3 %)
+		if math.Abs(mean-10) > 0.3 {
+			t.Errorf("burstiness %v: mean gap %.3f ms, want 10 ± 0.3", k, mean)
+		}
+		if want := 1 / math.Sqrt(k); math.Abs(cv-want) > 0.06*want {
+			t.Errorf("burstiness %v: coefficient of variation %.3f, want %.3f ± 6 %%", k, cv, want)
+		}
+		if again := Arrivals(cfg); again[777] != gaps[777] {
+			t.Errorf("burstiness %v: the same seed gave another schedule", k)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	cases := []struct {
 		cfg  Config
@@ -235,7 +265,9 @@ func TestValidate(t *testing.T) {
 		{Config{Requests: 1}, "concurrency = 0"},
 		{Config{Requests: 1, Concurrency: -1}, "concurrency = -1"},
 		{Config{Requests: 1, Rate: -2}, "rate = -2"},
-		{Config{Requests: 1, Rate: 2, Arrival: "gamma"}, `arrival = "gamma"`},
+		{Config{Requests: 1, Rate: 2, Arrival: "bursty"}, `arrival = "bursty"`},
+		{Config{Requests: 1, Rate: 2, Arrival: ArrivalGamma}, "burstiness = 0"},
+		{Config{Requests: 1, Rate: 2, Arrival: ArrivalGamma, Burstiness: 0.5}, ""},
 		{Config{Requests: 1, Rate: 2}, ""},
 	}
 	for _, c := range cases {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/perfdag/perfdag/steps/measure/sse"
 )
 
@@ -108,9 +110,10 @@ func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish fu
 }
 
 // Schedule returns when each request of an open loop is due, as offsets from the point's
-// start: the first at 0, then gaps exponential with mean 1/R (poisson) or exactly 1/R
-// (constant), from a generator seeded by cfg.Seed, so the same config always gives the same
-// schedule. Offsets are summed in floating point and rounded once, so a constant rate's nth
+// start: the first at 0, then gaps exponential with mean 1/R (poisson), exactly 1/R
+// (constant), or gamma-distributed with shape k = Burstiness and mean 1/R (gamma: their
+// coefficient of variation is 1/√k, as vLLM bench's --burstiness draws them), from a generator
+// seeded by cfg.Seed, so the same config always gives the same schedule. Offsets are summed in floating point and rounded once, so a constant rate's nth
 // arrival is at n/R to the nanosecond however long the point.
 func Schedule(cfg Config) []time.Duration {
 	at := make([]time.Duration, cfg.Requests)
@@ -118,12 +121,17 @@ func Schedule(cfg Config) []time.Duration {
 		return at
 	}
 	mean := float64(time.Second) / cfg.Rate
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f616467656e)) // "loadgen"
+	src := rand.NewPCG(uint64(cfg.Seed), 0x6c6f616467656e) // "loadgen"
+	rng := rand.New(src)
+	gamma := distuv.Gamma{Alpha: cfg.Burstiness, Beta: cfg.Burstiness / mean, Src: src}
 	sum := 0.0
 	for i := 1; i < len(at); i++ {
-		if cfg.Arrival == ArrivalConstant {
+		switch cfg.Arrival {
+		case ArrivalConstant:
 			sum = float64(i) * mean
-		} else {
+		case ArrivalGamma:
+			sum += gamma.Rand()
+		default:
 			sum += rng.ExpFloat64() * mean
 		}
 		at[i] = time.Duration(sum + 0.5)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -79,8 +78,8 @@ func (s *Session) Close() { s.Client.Close() }
 
 // Salt names a point's prompts: stable across a resume of the same campaign directory,
 // different across campaigns, cells, points and phases, so no two requests share a prefix.
-func Salt(t *engine.Task, phase string, concurrency int) string {
-	return filepath.Base(t.Dir) + "/" + cellID(t) + "/c" + strconv.Itoa(concurrency) + "/" + phase
+func Salt(t *engine.Task, phase string, l schema.Load) string {
+	return filepath.Base(t.Dir) + "/" + cellID(t) + "/" + l.Key() + "/" + phase
 }
 
 // Send streams request i of phase and returns its record.

@@ -22,7 +22,10 @@ const (
 
 // Options describe the point the records belong to.
 type Options struct {
-	Cell           string
+	Cell string
+	// Load is the point's load; when zero it is read from Concurrency and RequestRate (a rate
+	// capped by the concurrency, as an import states it).
+	Load           schema.Load
 	Concurrency    int
 	RequestRate    float64
 	Arrival        string
@@ -69,8 +72,10 @@ func ms(ns int64) float64 { return float64(ns) / 1e6 }
 // Compute builds a point from its records: only phase "profiling" counts; invalid records
 // are counted by class and left out of every statistic and of the window.
 func Compute(records []schema.RequestRecord, o Options) schema.Point {
+	l := schema.LoadOf(o.Load, o.Concurrency, o.RequestRate)
+	o.Load, o.Concurrency, o.RequestRate = l, l.InFlight(), l.Rate // one spelling of the point below
 	p := schema.Point{
-		Schema: "point_v1", Cell: o.Cell, Concurrency: o.Concurrency, RequestRate: o.RequestRate,
+		Schema: "point_v1", Cell: o.Cell, Load: l, Concurrency: l.InFlight(), RequestRate: l.Rate,
 		Arrival: o.Arrival, Shape: o.Shape, Mode: o.Mode, GPUs: o.GPUs, ReasoningField: "none",
 	}
 	var (

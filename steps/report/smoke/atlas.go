@@ -187,7 +187,7 @@ func cellRows(v variant, mbt int) []schema.AtlasRow {
 
 func identity(v variant, mbt int, id string, c int, status string) schema.AtlasRow {
 	return schema.AtlasRow{
-		Schema: "atlas_v1", Campaign: Campaign, CellID: id, Concurrency: c,
+		Schema: "atlas_v1", Campaign: Campaign, CellID: id, Load: schema.Conc(c), Concurrency: c,
 		Model: Model, Hardware: v.hw.name, Quant: v.hw.quant, TensorParallel: v.hw.tp,
 		ParallelStrategy: v.strategy, MTP: v.mtp, MaxNumBatchedTokens: mbt,
 		Engine: Engine, EngineVersion: Version, Delivery: Delivery, Shape: Shape, CacheMode: "warm",

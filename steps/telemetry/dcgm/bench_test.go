@@ -1,6 +1,8 @@
 package dcgm
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"context"
 	"fmt"
 	"testing"
@@ -59,7 +61,7 @@ func BenchmarkExporterPointHour(b *testing.B) {
 			src.Samples = append(src.Samples, g)
 		}
 	}
-	w := Window{Concurrency: 8, Start: start, End: start.Add(time.Hour)}
+	w := Window{Load: schema.Conc(8), Start: start, End: start.Add(time.Hour)}
 	for b.Loop() {
 		if _, err := src.Point(context.Background(), w); err != nil {
 			b.Fatal(err)

@@ -96,7 +96,7 @@ func TestSameMeansFromAllSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tps := map[int]float64{1: 500, 8: 3000}
+	tps := map[schema.Load]float64{schema.Conc(1): 500, schema.Conc(8): 3000}
 	sources := []Source{
 		frozen,
 		&PrometheusSource{URL: promURL, Host: "synth-node"},

@@ -24,8 +24,8 @@ var ErrNoData = errors.New("no DCGM data for this point")
 
 // Window is one point's measurement window, from the run's first request start to its last end.
 type Window struct {
-	Concurrency int
-	Start, End  time.Time
+	Load       schema.Load
+	Start, End time.Time
 }
 
 // Source yields the DCGM window means of one point, averaged over GPUs; the frozen YAML, a
@@ -42,7 +42,7 @@ type Source interface {
 // is DCGM-grounded (sol_rigor L3) when every point has DRAM activity and at least one of the
 // NVLink or PCIe byte rates. A point the source has no data for is kept with null fields; any
 // other source error fails the whole correlation, so nothing partial is returned.
-func Correlate(ctx context.Context, src Source, points []Window, outputTokPerS map[int]float64, gpus int) (schema.DCGMCorrelation, error) {
+func Correlate(ctx context.Context, src Source, points []Window, outputTokPerS map[schema.Load]float64, gpus int) (schema.DCGMCorrelation, error) {
 	c := schema.DCGMCorrelation{
 		Schema:       CorrelationSchema,
 		Source:       src.Name(),
@@ -59,9 +59,12 @@ func Correlate(ctx context.Context, src Source, points []Window, outputTokPerS m
 		case errors.Is(err, ErrNoData):
 			p = schema.DCGMPoint{}
 		case err != nil:
-			return schema.DCGMCorrelation{}, fmt.Errorf("dcgm correlate point c%d from %s: %w", w.Concurrency, src.Name(), err)
+			return schema.DCGMCorrelation{}, fmt.Errorf("dcgm correlate point %s from %s: %w", w.Load.Key(), src.Name(), err)
 		}
-		p.Concurrency = w.Concurrency
+		p.Concurrency = w.Load.InFlight()
+		if w.Load.IsRate() {
+			p.Load = w.Load // a closed-loop point keeps the form it had before points were keyed by load
+		}
 		p.StartNs, p.EndNs = unixNs(w.Start), unixNs(w.End)
 		p.TokensPerWatt = tokensPerWatt(p, outputTokPerS, gpus)
 		if p.DRAMActive == nil || (p.NVLinkBytesPerS == nil && p.PCIeBytesPerS == nil) {
@@ -78,8 +81,8 @@ func Correlate(ctx context.Context, src Source, points []Window, outputTokPerS m
 
 // tokensPerWatt is output tok/s over the power of all GPUs serving the endpoint; nil without
 // power, without a throughput for the point, or without a GPU count.
-func tokensPerWatt(p schema.DCGMPoint, outputTokPerS map[int]float64, gpus int) *float64 {
-	tps, ok := outputTokPerS[p.Concurrency]
+func tokensPerWatt(p schema.DCGMPoint, outputTokPerS map[schema.Load]float64, gpus int) *float64 {
+	tps, ok := outputTokPerS[p.PointLoad()]
 	if !ok || p.PowerWattsPerGPU == nil || *p.PowerWattsPerGPU <= 0 {
 		return nil
 	}

@@ -23,9 +23,9 @@ func (f fakeSource) Point(_ context.Context, w Window) (schema.DCGMPoint, error)
 	if f.err != nil {
 		return schema.DCGMPoint{}, f.err
 	}
-	p, ok := f.points[w.Concurrency]
+	p, ok := f.points[w.Load.Concurrency]
 	if !ok {
-		return schema.DCGMPoint{}, fmt.Errorf("c%d: %w", w.Concurrency, ErrNoData)
+		return schema.DCGMPoint{}, fmt.Errorf("c%d: %w", w.Load.Concurrency, ErrNoData)
 	}
 	return p, nil
 }
@@ -34,20 +34,20 @@ func TestTokensPerWatt(t *testing.T) {
 	tests := []struct {
 		name string
 		p    schema.DCGMPoint
-		tps  map[int]float64
+		tps  map[schema.Load]float64
 		gpus int
 		want *float64
 	}{
 		// 4,000 tok/s over 8 GPUs at 500 W each: 4000 / (500 × 8) = 1.0
-		{"endpoint GPU count", schema.DCGMPoint{Concurrency: 16, GPUs: 2, PowerWattsPerGPU: fp(500)}, map[int]float64{16: 4000}, 8, fp(1.0)},
+		{"endpoint GPU count", schema.DCGMPoint{Concurrency: 16, GPUs: 2, PowerWattsPerGPU: fp(500)}, map[schema.Load]float64{schema.Conc(16): 4000}, 8, fp(1.0)},
 		// gpus 0: the 2 GPUs the source saw: 4000 / (500 × 2) = 4.0
-		{"source GPU count", schema.DCGMPoint{Concurrency: 16, GPUs: 2, PowerWattsPerGPU: fp(500)}, map[int]float64{16: 4000}, 0, fp(4.0)},
+		{"source GPU count", schema.DCGMPoint{Concurrency: 16, GPUs: 2, PowerWattsPerGPU: fp(500)}, map[schema.Load]float64{schema.Conc(16): 4000}, 0, fp(4.0)},
 		// 1,234 tok/s on 4 × 700 W: 1234 / 2800 = 0.44071428...
-		{"fractional", schema.DCGMPoint{Concurrency: 1, PowerWattsPerGPU: fp(700)}, map[int]float64{1: 1234}, 4, fp(1234.0 / 2800)},
-		{"no power", schema.DCGMPoint{Concurrency: 16, GPUs: 2}, map[int]float64{16: 4000}, 8, nil},
-		{"zero power", schema.DCGMPoint{Concurrency: 16, PowerWattsPerGPU: fp(0)}, map[int]float64{16: 4000}, 8, nil},
-		{"no throughput for the point", schema.DCGMPoint{Concurrency: 32, PowerWattsPerGPU: fp(500)}, map[int]float64{16: 4000}, 8, nil},
-		{"no GPU count anywhere", schema.DCGMPoint{Concurrency: 16, PowerWattsPerGPU: fp(500)}, map[int]float64{16: 4000}, 0, nil},
+		{"fractional", schema.DCGMPoint{Concurrency: 1, PowerWattsPerGPU: fp(700)}, map[schema.Load]float64{schema.Conc(1): 1234}, 4, fp(1234.0 / 2800)},
+		{"no power", schema.DCGMPoint{Concurrency: 16, GPUs: 2}, map[schema.Load]float64{schema.Conc(16): 4000}, 8, nil},
+		{"zero power", schema.DCGMPoint{Concurrency: 16, PowerWattsPerGPU: fp(0)}, map[schema.Load]float64{schema.Conc(16): 4000}, 8, nil},
+		{"no throughput for the point", schema.DCGMPoint{Concurrency: 32, PowerWattsPerGPU: fp(500)}, map[schema.Load]float64{schema.Conc(16): 4000}, 8, nil},
+		{"no GPU count anywhere", schema.DCGMPoint{Concurrency: 16, PowerWattsPerGPU: fp(500)}, map[schema.Load]float64{schema.Conc(16): 4000}, 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,9 +81,9 @@ func TestCorrelateGrounding(t *testing.T) {
 			var ws []Window
 			start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 			for i, c := range tc.windows {
-				ws = append(ws, Window{Concurrency: c, Start: start.Add(time.Duration(i) * time.Minute), End: start.Add(time.Duration(i)*time.Minute + 30*time.Second)})
+				ws = append(ws, Window{Load: schema.Conc(c), Start: start.Add(time.Duration(i) * time.Minute), End: start.Add(time.Duration(i)*time.Minute + 30*time.Second)})
 			}
-			c, err := Correlate(context.Background(), fakeSource{points: tc.points}, ws, map[int]float64{1: 800}, 0)
+			c, err := Correlate(context.Background(), fakeSource{points: tc.points}, ws, map[schema.Load]float64{schema.Conc(1): 800}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCorrelateGrounding(t *testing.T) {
 				t.Fatalf("grounded %v rigor %s points %d", c.DCGMGrounded, c.SolRigor, len(c.Points))
 			}
 			for i, p := range c.Points {
-				if p.Concurrency != ws[i].Concurrency || p.StartNs != ws[i].Start.UnixNano() || p.EndNs != ws[i].End.UnixNano() {
+				if p.Concurrency != ws[i].Load.Concurrency || p.StartNs != ws[i].Start.UnixNano() || p.EndNs != ws[i].End.UnixNano() {
 					t.Errorf("point %d identity %+v", i, p)
 				}
 			}
@@ -105,13 +105,13 @@ func TestCorrelateGrounding(t *testing.T) {
 }
 
 func TestCorrelateFailsWhole(t *testing.T) {
-	_, err := Correlate(context.Background(), fakeSource{err: errors.New("connection refused")}, []Window{{Concurrency: 4}}, nil, 1)
+	_, err := Correlate(context.Background(), fakeSource{err: errors.New("connection refused")}, []Window{{Load: schema.Conc(4)}}, nil, 1)
 	if err == nil || !strings.Contains(err.Error(), "point c4 from fake: connection refused") {
 		t.Fatalf("err = %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Correlate(ctx, fakeSource{}, []Window{{Concurrency: 4}}, nil, 1); !errors.Is(err, context.Canceled) {
+	if _, err := Correlate(ctx, fakeSource{}, []Window{{Load: schema.Conc(4)}}, nil, 1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", err)
 	}
 }

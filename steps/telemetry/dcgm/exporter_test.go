@@ -179,14 +179,14 @@ func TestSamplerAndExporterSource(t *testing.T) {
 		t.Fatalf("stats %+v, %d samples", st, len(samples))
 	}
 	src := &ExporterSource{URL: srv.URL, Samples: samples}
-	first := Window{Concurrency: 1, Start: samples[0].At, End: samples[0].At}
-	rest := Window{Concurrency: 2, Start: samples[1].At, End: samples[len(samples)-1].At}
+	first := Window{Load: schema.Conc(1), Start: samples[0].At, End: samples[0].At}
+	rest := Window{Load: schema.Conc(2), Start: samples[1].At, End: samples[len(samples)-1].At}
 	p1, err1 := src.Point(context.Background(), first)
 	p2, err2 := src.Point(context.Background(), rest)
 	if err1 != nil || err2 != nil || !near(p1.DRAMActive, 0.2) || !near(p2.DRAMActive, 0.6) || p2.Samples != len(samples)-1 || p2.GPUs != 1 {
 		t.Fatalf("p1 %v %v p2 %v samples %d gpus %d %v", show(p1.DRAMActive), err1, show(p2.DRAMActive), p2.Samples, p2.GPUs, err2)
 	}
-	_, err := src.Point(context.Background(), Window{Concurrency: 3, Start: time.Unix(1, 0), End: time.Unix(2, 0)})
+	_, err := src.Point(context.Background(), Window{Load: schema.Conc(3), Start: time.Unix(1, 0), End: time.Unix(2, 0)})
 	if err == nil || !strings.Contains(err.Error(), "none in c3's window") {
 		t.Fatalf("err = %v", err)
 	}

@@ -78,18 +78,18 @@ func (f *FrozenSource) Detail() string {
 	return f.name + " (" + f.doc.Source + ")"
 }
 
-// Point averages the file's entry for w.Concurrency: window means as given, or the mean of the
+// Point averages the file's entry for w's point (schema.DCGMFrozenPoint.Matches): window means as given, or the mean of the
 // samples inside the window (the entry's own start/end when set, else w; no bounds: all samples).
 // Power comes from the entry's power_watts_per_gpu, else its GPUs, else the file-wide value.
 func (f *FrozenSource) Point(_ context.Context, w Window) (schema.DCGMPoint, error) {
 	var fp *schema.DCGMFrozenPoint
 	for i := range f.doc.Points {
-		if f.doc.Points[i].Concurrency == w.Concurrency {
+		if f.doc.Points[i].Matches(w.Load) {
 			fp = &f.doc.Points[i]
 		}
 	}
 	if fp == nil {
-		return schema.DCGMPoint{}, fmt.Errorf("%s has no point with concurrency %d: %w", f.name, w.Concurrency, ErrNoData)
+		return schema.DCGMPoint{}, fmt.Errorf("%s has no point for %s: %w", f.name, w.Load.Label(), ErrNoData)
 	}
 	from, to := w.Start, w.End
 	if fp.Start != nil {
@@ -115,8 +115,8 @@ func (f *FrozenSource) Point(_ context.Context, w Window) (schema.DCGMPoint, err
 	}
 	acc.sampled = sampled
 	if sampled && inside == 0 {
-		return schema.DCGMPoint{}, fmt.Errorf("%s point concurrency %d: none of its %d samples fall in the window %s – %s (wrong file, or a clock/timezone offset?)",
-			f.name, w.Concurrency, total, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+		return schema.DCGMPoint{}, fmt.Errorf("%s point %s: none of its %d samples fall in the window %s – %s (wrong file, or a clock/timezone offset?)",
+			f.name, w.Load.Key(), total, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
 	}
 	p := acc.point()
 	p.GPUs = len(fp.GPUs)

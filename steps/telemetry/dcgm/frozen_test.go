@@ -1,6 +1,8 @@
 package dcgm
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,10 +41,10 @@ func TestFrozenExample(t *testing.T) {
 	}
 	runStart := time.Date(2026, 5, 1, 9, 59, 0, 0, time.UTC)
 	windows := []Window{
-		{Concurrency: 1, Start: runStart.Add(-time.Hour), End: runStart.Add(-50 * time.Minute)},
-		{Concurrency: 8, Start: runStart, End: runStart.Add(2 * time.Minute)},
+		{Load: schema.Conc(1), Start: runStart.Add(-time.Hour), End: runStart.Add(-50 * time.Minute)},
+		{Load: schema.Conc(8), Start: runStart, End: runStart.Add(2 * time.Minute)},
 	}
-	c, err := Correlate(context.Background(), src, windows, map[int]float64{1: 62, 8: 1300}, 2)
+	c, err := Correlate(context.Background(), src, windows, map[schema.Load]float64{schema.Conc(1): 62, schema.Conc(8): 1300}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestFrozenPointCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A point the file lacks is kept with null fields and the cell is not grounded.
-	c, err := Correlate(context.Background(), src, []Window{{Concurrency: 1}, {Concurrency: 64}}, nil, 0)
+	c, err := Correlate(context.Background(), src, []Window{{Load: schema.Conc(1)}, {Load: schema.Conc(64)}}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestFrozenPointCoverage(t *testing.T) {
 	}
 	// Sampled point whose samples all miss the run window: an error, not a silent null.
 	src.doc.Points[1].Start, src.doc.Points[1].End = nil, nil
-	_, err = src.Point(context.Background(), Window{Concurrency: 8, Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 5, 1, 12, 5, 0, 0, time.UTC)})
+	_, err = src.Point(context.Background(), Window{Load: schema.Conc(8), Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 5, 1, 12, 5, 0, 0, time.UTC)})
 	if err == nil || errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "none of its 5 samples") {
 		t.Fatalf("err = %v", err)
 	}

@@ -1,6 +1,8 @@
 package dcgm
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -149,7 +151,7 @@ func (e *phasedExporter) runPhases(ctx context.Context, t *testing.T, sampler *S
 			_, ok := e.firstProm(ph, end.Add(promSlack))
 			return ok
 		})
-		windows = append(windows, Window{Concurrency: concOf(ph), Start: start, End: end})
+		windows = append(windows, Window{Load: schema.Conc(concOf(ph)), Start: start, End: end})
 	}
 	return windows
 }

@@ -77,7 +77,7 @@ func (p *PrometheusSource) step(window time.Duration) time.Duration {
 // window shorter than the exporter's collect interval mostly repeats one sample.
 func (p *PrometheusSource) Point(ctx context.Context, w Window) (schema.DCGMPoint, error) {
 	if w.Start.IsZero() || !w.End.After(w.Start) {
-		return schema.DCGMPoint{}, fmt.Errorf("c%d: window %v – %v is empty; a Prometheus query needs the run's start and end", w.Concurrency, w.Start, w.End)
+		return schema.DCGMPoint{}, fmt.Errorf("%s: window %v – %v is empty; a Prometheus query needs the run's start and end", w.Load.Key(), w.Start, w.End)
 	}
 	query := strings.Join(p.selectors(), " or ")
 	matrix, err := p.queryRange(ctx, query, w.Start, w.End, p.step(w.End.Sub(w.Start)))
@@ -128,7 +128,7 @@ func (p *PrometheusSource) Point(ctx context.Context, w Window) (schema.DCGMPoin
 		}
 	}
 	if len(acc.gpus) == 0 {
-		return schema.DCGMPoint{}, fmt.Errorf("prometheus %s returned no DCGM series for c%d (query %s): %w", promscrape.Redact(p.URL), w.Concurrency, query, ErrNoData)
+		return schema.DCGMPoint{}, fmt.Errorf("prometheus %s returned no DCGM series for %s (query %s): %w", promscrape.Redact(p.URL), w.Load.Key(), query, ErrNoData)
 	}
 	return acc.point(), nil
 }

@@ -1,6 +1,8 @@
 package dcgm
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"context"
 	"errors"
 	"net/http"
@@ -35,7 +37,7 @@ func TestPrometheusSourceQueryAndReduce(t *testing.T) {
 	}))
 	defer srv.Close()
 	src := &PrometheusSource{URL: srv.URL + "/", Host: "n1", Matcher: `pod=~"vllm-.*"`, BearerToken: "tok"}
-	p, err := src.Point(context.Background(), Window{Concurrency: 8, Start: start, End: start.Add(20 * time.Second)})
+	p, err := src.Point(context.Background(), Window{Load: schema.Conc(8), Start: start, End: start.Add(20 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 	defer srv.Close()
 	creds := strings.Replace(srv.URL, "http://", "http://admin:s3cret@", 1)
 	start := time.Unix(1_777_629_600, 0)
-	win := Window{Concurrency: 2, Start: start, End: start.Add(time.Minute)}
+	win := Window{Load: schema.Conc(2), Start: start, End: start.Add(time.Minute)}
 	tests := []struct {
 		name   string
 		src    *PrometheusSource
@@ -91,7 +93,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 		{"API error names type, message and query", &PrometheusSource{URL: creds, Matcher: `bad=""`}, win, `bad_data: 1:2: parse error: unexpected (query {__name__=~`, false},
 		{"no series is no data", &PrometheusSource{URL: creds, Matcher: `empty="1"`}, win, "returned no DCGM series for c2", true},
 		{"not an API response", &PrometheusSource{URL: creds}, win, "not an API response", false},
-		{"empty window", &PrometheusSource{URL: creds}, Window{Concurrency: 2}, "window", false},
+		{"empty window", &PrometheusSource{URL: creds}, Window{Load: schema.Conc(2)}, "window", false},
 		{"unreachable", &PrometheusSource{URL: "http://admin:s3cret@127.0.0.1:1"}, win, "query_range", false},
 	}
 	for _, tc := range tests {

@@ -70,7 +70,7 @@ func (e *ExporterSource) Point(_ context.Context, w Window) (schema.DCGMPoint, e
 		}
 	}
 	if len(acc.gpus) == 0 {
-		return schema.DCGMPoint{}, fmt.Errorf("%d exporter samples, none in c%d's window: %w", len(e.Samples), w.Concurrency, ErrNoData)
+		return schema.DCGMPoint{}, fmt.Errorf("%d exporter samples, none in %s's window: %w", len(e.Samples), w.Load.Key(), ErrNoData)
 	}
 	return acc.point(), nil
 }

@@ -1,6 +1,8 @@
 package dcgm
 
 import (
+	"github.com/perfdag/perfdag/schema"
+
 	"fmt"
 
 	"github.com/perfdag/perfdag/steps/telemetry/promscrape"
@@ -21,7 +23,8 @@ const SamplesSchema = "dcgm_samples_v1"
 type Samples struct {
 	Schema      string      `json:"schema"`
 	Cell        string      `json:"cell"`
-	Concurrency int         `json:"concurrency"`
+	Load        schema.Load `json:"load,omitzero"` // the point (absent on samples written before points were keyed by load)
+	Concurrency int         `json:"concurrency"`   // its concurrency or in-flight cap
 	Exporter    string      `json:"exporter,omitempty"`
 	Scrapes     int         `json:"scrapes"`  // successful exporter fetches in the window
 	Failures    int         `json:"failures"` // failed fetches (they cost samples, never the run)
@@ -29,8 +32,8 @@ type Samples struct {
 }
 
 // NewSamples builds a point's samples record from what a Sampler returned.
-func NewSamples(cell string, concurrency int, exporterURL string, samples []GPUSample, stats promscrape.PollStats) Samples {
-	doc := Samples{Schema: SamplesSchema, Cell: cell, Concurrency: concurrency, Exporter: promscrape.Redact(exporterURL),
+func NewSamples(cell string, l schema.Load, exporterURL string, samples []GPUSample, stats promscrape.PollStats) Samples {
+	doc := Samples{Schema: SamplesSchema, Cell: cell, Load: l, Concurrency: l.InFlight(), Exporter: promscrape.Redact(exporterURL),
 		Scrapes: stats.Scrapes, Failures: stats.Failures, Samples: samples}
 	if doc.Samples == nil {
 		doc.Samples = []GPUSample{}
@@ -38,16 +41,19 @@ func NewSamples(cell string, concurrency int, exporterURL string, samples []GPUS
 	return doc
 }
 
-// Check refuses a samples record of another schema, cell or concurrency, or one with an
-// untimed sample, naming the field.
-func (s Samples) Check(name, cell string, concurrency int) error {
+// Check refuses a samples record of another schema, cell or point, or one with an untimed
+// sample, naming the field. A record written before points were keyed by load names its point
+// by concurrency (a rate point's cap) alone.
+func (s Samples) Check(name, cell string, l schema.Load) error {
 	switch {
 	case s.Schema != SamplesSchema:
 		return fmt.Errorf("%s: field schema: %q, want %q", name, s.Schema, SamplesSchema)
 	case s.Cell != cell:
 		return fmt.Errorf("%s: field cell: %q, want %q", name, s.Cell, cell)
-	case s.Concurrency != concurrency:
-		return fmt.Errorf("%s: field concurrency: %d, want %d", name, s.Concurrency, concurrency)
+	case !s.Load.IsZero() && s.Load != l:
+		return fmt.Errorf("%s: field load: %q, want %q", name, s.Load.Key(), l.Key())
+	case s.Concurrency != l.InFlight():
+		return fmt.Errorf("%s: field concurrency: %d, want %d", name, s.Concurrency, l.InFlight())
 	}
 	for i, x := range s.Samples {
 		if x.At.IsZero() {

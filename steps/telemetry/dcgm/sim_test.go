@@ -31,7 +31,7 @@ func TestReadsSimulatorExporter(t *testing.T) {
 	}
 	want := sim.DCGMAt(0, 2)
 	src := &ExporterSource{Samples: got}
-	p, err := src.Point(context.Background(), Window{Concurrency: 1})
+	p, err := src.Point(context.Background(), Window{Load: schema.Conc(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,10 +103,17 @@ func (c *checker) unit(path string, k unitKind, u string) {
 func (c *checker) point(path string, p *schema.DCGMFrozenPoint, seen map[int]int, i int) {
 	if p.Concurrency <= 0 {
 		c.errorf(path+".concurrency", "missing or not positive: write the point's concurrency")
-	} else if j, dup := seen[p.Concurrency]; dup {
+	} else if j, dup := seen[p.Concurrency]; dup && p.Load == "" {
 		c.errorf(path+".concurrency", "concurrency %d already given at points[%d]", p.Concurrency, j)
-	} else {
+	} else if p.Load == "" {
 		seen[p.Concurrency] = i
+	}
+	if p.Load != "" {
+		if l, err := schema.ParseLoad(p.Load); err != nil {
+			c.errorf(path+".load", "%v", err)
+		} else if l.InFlight() != p.Concurrency {
+			c.errorf(path+".load", "%s keeps %d in flight and the entry's concurrency is %d", p.Load, l.InFlight(), p.Concurrency)
+		}
 	}
 	switch {
 	case (p.Start == nil) != (p.End == nil):

@@ -57,7 +57,7 @@ func Atlas(s Spec) []schema.AtlasRow {
 func identity(s Spec, i int, id string, c int) schema.AtlasRow {
 	tp := []int{8, 4}[i%2]
 	return schema.AtlasRow{
-		Schema: "atlas_v1", Campaign: s.Campaign, CellID: id, Concurrency: c,
+		Schema: "atlas_v1", Campaign: s.Campaign, CellID: id, Load: schema.Conc(c), Concurrency: c,
 		Model: "moonshotai/Kimi-K2.6", Hardware: hardware[i%len(hardware)], Quant: "NVFP4", TensorParallel: tp,
 		ParallelStrategy: []string{"EP", "TP"}[i%2], MTP: i%3 == 1, MaxNumBatchedTokens: 4096 << (i % 2),
 		Engine: "vllm", EngineVersion: "0.11.0", Delivery: "release", Shape: "aa-1k", CacheMode: "warm",
@@ -141,7 +141,7 @@ func Roofline(s Spec) []schema.RooflineRow {
 
 func rooflineAtlas(s Spec, rr schema.RooflineRow) schema.AtlasRow {
 	r := schema.AtlasRow{
-		Schema: "atlas_v1", Campaign: s.Campaign, CellID: rr.CellID, Concurrency: rr.Concurrency,
+		Schema: "atlas_v1", Campaign: s.Campaign, CellID: rr.CellID, Load: schema.Conc(rr.Concurrency), Concurrency: rr.Concurrency,
 		Model: "moonshotai/Kimi-K2.6", Hardware: rr.Hardware, Quant: rr.Quant, TensorParallel: rr.TensorParallel,
 		ParallelStrategy: "TP", Engine: "vllm", Delivery: "release", Shape: "roofline-" + rr.Phase, CacheMode: "cold",
 		Backend: atlas.BackendRoofline, GPUs: rr.TensorParallel, CellStatus: schema.CellFull,

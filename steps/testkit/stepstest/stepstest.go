@@ -125,7 +125,7 @@ func OKPoint(cell string, c int) schema.Point {
 // WritePoint stages p where run-shape writes a point, for Run's run-shape to offer.
 func WritePoint(t testing.TB, dir string, p schema.Point) {
 	t.Helper()
-	if _, err := campaigndir.WriteJSON(dir, campaigndir.Point(p.Cell, p.Concurrency), p); err != nil {
+	if _, err := campaigndir.WriteJSON(dir, campaigndir.Point(p.Cell, p.PointLoad()), p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -159,7 +159,7 @@ func Registry() (*engine.Registry, error) {
 	for _, name := range reg.Names() {
 		k, _ := reg.Lookup(name)
 		if name == runshape.Kind.Name {
-			k.Run, k.Inputs = staged, func(t *engine.Task) any { return map[string]any{"cell": t.Cell.ID, "c": t.Concurrency} }
+			k.Run, k.Inputs = staged, func(t *engine.Task) any { return map[string]any{"cell": t.Cell.ID, "c": t.Load.Key()} }
 		}
 		kinds = append(kinds, k)
 	}
@@ -173,17 +173,17 @@ func Registry() (*engine.Registry, error) {
 
 // staged is the test run-shape: the staged point and whatever samples sit beside it.
 func staged(_ context.Context, t *engine.Task) (engine.Result, error) {
-	files := campaigndir.PointFiles{Cell: t.Cell.ID, Concurrency: t.Concurrency}
+	files := campaigndir.PointFiles{Cell: t.Cell.ID, Load: t.Load, Concurrency: t.Load.InFlight()}
 	var p schema.Point
-	found, err := campaigndir.ReadJSON(t.Dir, campaigndir.Point(t.Cell.ID, t.Concurrency), &p)
+	found, err := campaigndir.ReadJSON(t.Dir, campaigndir.Point(t.Cell.ID, t.Load), &p)
 	if err != nil || !found {
 		return engine.Result{}, fmt.Errorf("no staged point for %s (stepstest.WritePoint): %v", t.Node, err)
 	}
-	files.Point = campaigndir.Point(t.Cell.ID, t.Concurrency)
+	files.Point = campaigndir.Point(t.Cell.ID, t.Load)
 	for rel, dst := range map[string]*string{
-		campaigndir.Records(t.Cell.ID, t.Concurrency):        &files.Records,
-		campaigndir.DCGMSamples(t.Cell.ID, t.Concurrency):    &files.DCGMSamples,
-		campaigndir.MetricsSamples(t.Cell.ID, t.Concurrency): &files.MetricsSamples,
+		campaigndir.Records(t.Cell.ID, t.Load):        &files.Records,
+		campaigndir.DCGMSamples(t.Cell.ID, t.Load):    &files.DCGMSamples,
+		campaigndir.MetricsSamples(t.Cell.ID, t.Load): &files.MetricsSamples,
 	} {
 		if _, err := os.Stat(campaigndir.Abs(t.Dir, rel)); err == nil {
 			*dst = rel
