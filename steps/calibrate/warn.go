@@ -37,9 +37,9 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 		if b, err := workload.Resolve(cell.Workload); err == nil {
 			answer = b.OutputTokens
 		}
-		rate := cell.Workload.RequestRate
-		for _, conc := range askedConcurrencies(cell) {
-			point := fmt.Sprintf("cell %s at c%d", cell.ID, conc)
+		for _, l := range askedLoads(cell) {
+			rate, conc := l.Rate, l.InFlight()
+			point := fmt.Sprintf("cell %s at %s", cell.ID, l.Key())
 			if rate <= 0 {
 				if conc > ce.Streams {
 					out = append(out, fmt.Sprintf("%s asks %d streams, %s%s", point, conc,
@@ -47,7 +47,6 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 				}
 				continue
 			}
-			point = fmt.Sprintf("cell %s at %s/s (cap %d)", cell.ID, strconv.FormatFloat(rate, 'g', 4, 64), conc)
 			if ce.RequestsPerS > 0 && rate > ce.RequestsPerS {
 				out = append(out, fmt.Sprintf("%s asks %s requests/s, %s%s", point, strconv.FormatFloat(rate, 'g', 4, 64),
 					held(fmt.Sprintf("%.0f requests/s", ce.RequestsPerS)), todo))
@@ -72,11 +71,11 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 	return out
 }
 
-// askedConcurrencies are the concurrencies a cell may run at: its list, or a searched cell's
-// upper bound (the most its probes ask).
-func askedConcurrencies(cell schema.Cell) []int {
+// askedLoads are the points a cell may run at: its concurrencies and rates, or a searched
+// cell's upper bound (the most its probes ask).
+func askedLoads(cell schema.Cell) []schema.Load {
 	if s := cell.Search; s != nil && s.To > 0 {
-		return append(append([]int(nil), cell.Concurrencies...), s.To)
+		return append(cell.Loads(), cell.LegacyLoad(s.To))
 	}
-	return cell.Concurrencies
+	return cell.Loads()
 }
