@@ -26,6 +26,7 @@ import (
 type scheduleFlags struct {
 	state, root, registry string
 	once, list, asJSON    bool
+	now                   bool
 	count, parallel       int
 }
 
@@ -59,13 +60,22 @@ SIGTERM or Ctrl-C stops the running campaigns (they checkpoint; continue one wit
 resume DIR'), then the scheduler exits. --once runs what is due now (on time or caught up)
 and exits — for system cron and CI. --list prints each campaign's next fire times.
 
+--now fires each FILE once, immediately, through exactly the path a due slot takes (a fresh
+directory, the baseline diff, verdict.json, a history line with trigger "manual", on_red),
+to test a schedule end to end. It consumes no slot: the state file and its watermark are
+left alone, and it may run beside a long-running scheduler of the same state directory. It
+never overlaps a run of the same campaign (or of one sharing its endpoint): while one goes,
+--now refuses at once (exit 1, naming the run); a slot coming due during a manual fire waits
+for it. Read the runs back with 'perfdag history'.
+
 Exit codes: 0 every run GREEN (or nothing due; a missing baseline only warns) · 1 a run was
-RED, failed or could not be diffed · 2 bad usage · 3 an invalid campaign file · 130
+RED, failed or could not be diffed, or --now found the campaign running · 2 bad usage · 3 an invalid campaign file · 130
 interrupted while a run was going.`,
 		Example: `  perfdag schedule pipelines/nightly-sweep.yaml
   perfdag schedule --list pipelines/*.yaml
   perfdag schedule --once nightly.yaml --root /data/campaigns --registry /data/baselines   # from system cron
-  perfdag schedule --once --json nightly.yaml | jq '.[].verdict'`,
+  perfdag schedule --once --json nightly.yaml | jq '.[].verdict'
+  perfdag schedule --now nightly.yaml          # one run now: diff, verdict, history, on_red`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.schedule(cmd.Context(), args, &f)
@@ -75,6 +85,7 @@ interrupted while a run was going.`,
 	cmd.Flags().StringVar(&f.root, "root", "campaigns", "where each run's campaign directory is created")
 	cmd.Flags().StringVar(&f.registry, "registry", "baselines", "baseline registry folder")
 	cmd.Flags().BoolVar(&f.once, "once", false, "run every slot due now (including catch-up), then exit")
+	cmd.Flags().BoolVar(&f.now, "now", false, "fire each campaign once now, as a due slot runs (trigger manual; no slot consumed), then exit")
 	cmd.Flags().BoolVar(&f.list, "list", false, "print each campaign's next fire times in its zone and exit")
 	cmd.Flags().IntVar(&f.count, "count", 5, "fire times per campaign for --list")
 	cmd.Flags().IntVar(&f.parallel, "parallel", 4, "worker slots for analysis steps of each run")
@@ -83,14 +94,24 @@ interrupted while a run was going.`,
 	for _, name := range []string{"state", "root", "registry"} {
 		output(cmd.Flags(), name, campaigndir.TargetFolder)
 	}
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON: the --list table, or the runs' verdicts")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON: the --list table, or the runs' verdicts (--once, --now)")
 	return cmd
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // maxListed bounds schedule --count.
 const maxListed = 1000
 
 func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) error {
+	if n := btoi(f.once) + btoi(f.list) + btoi(f.now); n > 1 {
+		return exitf(ExitUsage, "--once, --list and --now are different modes: give one")
+	}
 	root, err := filepath.Abs(f.root)
 	if err != nil {
 		return exit(ExitUsage, err)
@@ -123,16 +144,23 @@ func (a *app) schedule(ctx context.Context, files []string, f *scheduleFlags) er
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var runs []schedule.Run
-	if f.once {
+	switch {
+	case f.now:
+		for _, c := range camps {
+			if _, err := s.Fire(ctx, c.Job.Name); err != nil {
+				return exit(ExitFailed, err)
+			}
+		}
+	case f.once:
 		runs, err = s.Once(ctx)
-	} else {
+	default:
 		fmt.Fprintf(a.stderr, "scheduling %s; state in %s; Ctrl-C or SIGTERM to stop\n", plural.N(len(jobs), "campaign"), f.state)
 		err = s.Run(ctx)
 	}
 	if err != nil {
 		return exit(ExitFailed, err)
 	}
-	if f.once && f.asJSON {
+	if (f.once || f.now) && f.asJSON {
 		if err := writeJSON(a.stdout, h.Verdicts()); err != nil {
 			return err
 		}
@@ -290,7 +318,7 @@ func newVerdictHook(a *app, camps []*baseline.Scheduled, f *scheduleFlags) *verd
 // prints an array at the end), else the diff table and a summary line.
 func (h *verdictHook) report(v *schema.Verdict, dir string) {
 	if h.f.asJSON {
-		if !h.f.once {
+		if !h.f.once && !h.f.now {
 			_ = json.NewEncoder(h.a.stdout).Encode(v)
 		}
 		return

@@ -44,6 +44,7 @@ type jobRun struct {
 	pending  []Slot
 	running  *active
 	blocked  time.Time // slot last reported as blocked, so it is reported once
+	fired    bool      // the pending slot waits for another process's run lock (a manual fire)
 	lost     *Run      // a run the state file says was going when its scheduler died
 }
 
@@ -52,6 +53,7 @@ type active struct {
 	slot    Slot
 	started time.Time
 	cancel  context.CancelCauseFunc
+	unlock  func() // releases the run's locks (fire.go)
 }
 
 // New validates the jobs (expression, zone, overlap, unique names) and returns a scheduler.
@@ -144,7 +146,9 @@ func (s *Scheduler) loop(ctx context.Context, once bool) ([]Run, error) {
 			return runs, nil
 		}
 		var timer <-chan time.Time
-		if !once {
+		if s.waitingForFire() {
+			timer = s.opts.Clock.After(lockPoll)
+		} else if !once {
 			if next := s.nextSlot(); !next.IsZero() {
 				s.emit(Event{Action: EventWait, Slot: Slot{Time: next}})
 				// Wake at least every maxSleep: timers run on the monotonic clock, which stops
@@ -277,12 +281,26 @@ func (s *Scheduler) startReady(ctx context.Context, done chan<- Run, notes chan<
 			}
 			continue
 		}
+		unlock, err := tryRunLocks(s.opts.StateDir, j.compiled, slot)
+		var locked *errLocked
+		if errors.As(err, &locked) {
+			if !j.blocked.Equal(slot.Time) {
+				j.blocked = slot.Time
+				s.emit(Event{Action: EventBlocked, Campaign: j.Name, Slot: slot, Detail: "waits for a run of another process (" + locked.holder + ")"})
+			}
+			j.fired = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		j.fired = false
 		j.pending = j.pending[1:]
 		for _, r := range j.Exclusive {
 			held[r] = j
 		}
 		runCtx, cancel := context.WithCancelCause(ctx)
-		a := &active{job: j, slot: slot, started: s.opts.Clock.Now(), cancel: cancel}
+		a := &active{job: j, slot: slot, started: s.opts.Clock.Now(), cancel: cancel, unlock: unlock}
 		runCtx = context.WithValue(runCtx, dirKey{}, dirReporter(runCtx, a, notes))
 		j.running = a
 		// on disk before the run starts: a scheduler killed during it is found at restart
@@ -308,25 +326,7 @@ func blocker(j *jobRun, held map[string]*jobRun) *jobRun {
 
 // execute runs one slot and its hook, then reports on done.
 func (s *Scheduler) execute(ctx, runCtx context.Context, a *active, done chan<- Run) {
-	j := a.job
-	dir, err := s.opts.Runner.Run(runCtx, j.File)
-	r := Run{Campaign: j.Name, File: j.File, Slot: a.slot.Time, Trigger: a.slot.Trigger,
-		Started: a.started, Ended: s.opts.Clock.Now(), Dir: dir, Err: err}
-	switch {
-	case err == nil:
-		r.Outcome = Succeeded
-	case runCtx.Err() != nil:
-		r.Outcome = Interrupted
-		r.Reason = "scheduler stopping"
-		if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
-			r.Reason = cause.Error()
-		}
-	default:
-		r.Outcome = Failed
-	}
-	if err != nil {
-		r.Error = err.Error()
-	}
+	r := s.runSlot(runCtx, a.job.compiled, a.slot, a.started)
 	a.cancel(nil)
 	if s.opts.Hook != nil {
 		s.opts.Hook.AfterRun(ctx, r)
@@ -345,6 +345,7 @@ func (s *Scheduler) finish(r Run, held map[string]*jobRun) error {
 				delete(held, res)
 			}
 		}
+		j.running.unlock()
 		j.running, j.st.Running = nil, nil
 		last := r
 		j.st.LastRun = &last
@@ -371,6 +372,16 @@ func (s *Scheduler) stop(done <-chan Run, held map[string]*jobRun, runs *[]Run) 
 	for _, j := range s.jobs {
 		_ = s.save(j)
 	}
+}
+
+// waitingForFire says a pending slot waits for another process's run (a manual fire).
+func (s *Scheduler) waitingForFire() bool {
+	for _, j := range s.jobs {
+		if j.fired && j.running == nil && len(j.pending) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Scheduler) idle() bool {
