@@ -137,13 +137,37 @@ type Cell struct {
 type CellImport struct {
 	Format        string        `yaml:"format" json:"format" enum:"aiperf,vllm-bench,sglang-bench" doc:"aiperf (artifact directory), vllm-bench (bench serve --save-result JSON) or sglang-bench (bench_serving JSONL)"`
 	SourceVersion string        `yaml:"source_version,omitempty" json:"source_version,omitempty" doc:"the tool's version when the file does not state it"`
-	Points        []ImportPoint `yaml:"points" json:"points" doc:"one file (or AIPerf directory) per concurrency of the cell"`
+	Points        []ImportPoint `yaml:"points" json:"points" doc:"one file (or AIPerf directory) per point of the cell: each concurrency, and each rate"`
 }
 
-// ImportPoint is one imported concurrency point.
+// ImportPoint is one imported point: a closed-loop run at a concurrency, or an open-loop run
+// at a request rate (capped by the cell's max_in_flight, as the run was by its max concurrency).
 type ImportPoint struct {
-	Concurrency int    `yaml:"concurrency" json:"concurrency" range:"1,100000" doc:"the concurrency the file measured"`
-	Path        string `yaml:"path" json:"path" doc:"file or AIPerf artifact directory, relative to the campaign file"`
+	Concurrency int     `yaml:"concurrency,omitempty" json:"concurrency,omitempty" range:"0,100000" doc:"the concurrency the file measured (a closed loop: vLLM/SGLang --request-rate inf with --max-concurrency N); with workload.request_rate, the in-flight cap of that rate's point"`
+	Rate        float64 `yaml:"rate,omitempty" json:"rate,omitempty" range:"0,100000" doc:"the request rate the file measured (vLLM/SGLang --request-rate R), one of the cell's rates; its max concurrency is the cell's max_in_flight"`
+	Path        string  `yaml:"path" json:"path" doc:"file or AIPerf artifact directory, relative to the campaign file"`
+}
+
+// ImportLoad is the point an import point of the cell fills: the rate at the cell's in-flight
+// cap, or the point its concurrency stands for (LegacyLoad).
+func (c *Cell) ImportLoad(p ImportPoint) Load {
+	if p.Rate > 0 {
+		return RateAt(p.Rate, c.MaxInFlight)
+	}
+	return c.LegacyLoad(p.Concurrency)
+}
+
+// ImportPath is the file an imported cell names for point l ("" when none).
+func (c *Cell) ImportPath(l Load) string {
+	if c == nil || c.Import == nil {
+		return ""
+	}
+	for _, p := range c.Import.Points {
+		if c.ImportLoad(p) == l {
+			return p.Path
+		}
+	}
+	return ""
 }
 
 // Workload describes the requests of a cell: an AA shape or custom token budgets.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -159,7 +158,7 @@ func (a *app) appendCells(path string, cells []schema.Cell, notes []string) erro
 		fmt.Fprintf(a.stdout, "%s: created campaign %s\n", path, importcell.ID(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
 	}
 	for _, c := range cells {
-		fmt.Fprintf(a.stdout, "%s: added cell %s (%s, concurrencies %s)\n", path, c.ID, c.Import.Format, jsonInts(c.Concurrencies))
+		fmt.Fprintf(a.stdout, "%s: added cell %s (%s, %s)\n", path, c.ID, c.Import.Format, importcell.PointsText(c))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(a.stdout, "  %s\n", n)
@@ -197,9 +196,4 @@ func (a *app) invalidCells(err error, header string) error {
 		return exit(ExitInvalid, nil)
 	}
 	return exit(ExitInvalid, invErr.Err)
-}
-
-func jsonInts(v []int) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

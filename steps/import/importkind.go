@@ -1,4 +1,5 @@
-// Package importkind is the import step kind: one concurrency point of a cell whose numbers
+// Package importkind is the import step kind: one point (a concurrency, or a request rate with
+// its cap) of a cell whose numbers
 // come from another tool's output (AIPerf artifact directory, vLLM bench serve JSON, SGLang
 // bench_serving JSONL) instead of perfdag's load generator. The cell's identity says what the
 // file measured; what the file states (model, concurrency, ISL/OSL, token totals) is checked
@@ -60,19 +61,6 @@ type Result struct {
 // PointFiles offers the point's files downstream.
 func (r *Result) PointFiles() campaigndir.PointFiles { return r.Files }
 
-// Path returns the file an imported cell names for a concurrency ("" when none).
-func Path(cell *schema.Cell, conc int) string {
-	if cell == nil || cell.Import == nil {
-		return ""
-	}
-	for _, p := range cell.Import.Points {
-		if p.Concurrency == conc {
-			return p.Path
-		}
-	}
-	return ""
-}
-
 func abs(t *engine.Task, p string) string {
 	if filepath.IsAbs(p) {
 		return p
@@ -88,8 +76,8 @@ func inputs(t *engine.Task) any {
 	if c.Import != nil {
 		imp = map[string]any{"format": c.Import.Format, "source_version": c.Import.SourceVersion}
 	}
-	conc := t.Load.InFlight()
-	in := map[string]any{"import": imp, "path": Path(c, conc), "content": filesOf(t).Digest(abs(t, Path(c, conc))),
+	conc, path := t.Load.InFlight(), c.ImportPath(t.Load)
+	in := map[string]any{"import": imp, "path": path, "content": filesOf(t).Digest(abs(t, path)),
 		"identity": c.Identity, "workload": c.PointWorkload(t.Load), "concurrency": conc, "endpoint": c.Endpoint}
 	if c.SLO != nil {
 		in["slo"] = c.SLO // the point states its goodput under it (a cell without one keeps its fingerprints)
@@ -104,24 +92,41 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 			continue
 		}
 		at := fmt.Sprintf("cells[%d].import", i)
-		if len(cell.Rates) > 0 {
-			errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("cells[%d].rates", i), Err: fmt.Errorf("cell %s imports its points by concurrency: importing rate points is not built yet", cell.ID),
-				Hint: "list the imported files' concurrencies in concurrencies:, and measure rates in a cell of their own"})
-		}
-		var have []int
+		var have []schema.Load
 		for j, p := range cell.Import.Points {
+			pt := fmt.Sprintf("%s.points[%d]", at, j)
 			if p.Path == "" {
-				errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("%s.points[%d].path", at, j), Err: fmt.Errorf("cell %s: empty path", cell.ID)})
+				errs = append(errs, &engine.FieldError{Path: pt + ".path", Err: fmt.Errorf("cell %s: empty path", cell.ID)})
 			}
-			if slices.Contains(have, p.Concurrency) {
-				errs = append(errs, &engine.FieldError{Path: fmt.Sprintf("%s.points[%d].concurrency", at, j), Err: fmt.Errorf("cell %s: concurrency %d imported twice", cell.ID, p.Concurrency)})
+			if (p.Rate > 0) == (p.Concurrency > 0) {
+				errs = append(errs, &engine.FieldError{Path: pt, Err: fmt.Errorf("cell %s: an imported point names a concurrency or a rate, not both nor neither", cell.ID),
+					Hint: "{concurrency: N, path: FILE} for a closed-loop run, {rate: R, path: FILE} for a --request-rate run"})
+				continue
 			}
-			have = append(have, p.Concurrency)
+			field := pt + ".concurrency"
+			if p.Rate > 0 {
+				field = pt + ".rate"
+			}
+			l := cell.ImportLoad(p)
+			if slices.Contains(have, l) {
+				errs = append(errs, &engine.FieldError{Path: field, Err: fmt.Errorf("cell %s: %s imported twice", cell.ID, l.Label())})
+			}
+			have = append(have, l)
+			if !slices.Contains(cell.Loads(), l) {
+				hint := "add it to the cell's concurrencies, or drop the point"
+				if p.Rate > 0 {
+					hint = "add it to the cell's rates (its cap is the cell's max_in_flight), or drop the point"
+				}
+				errs = append(errs, &engine.FieldError{Path: field, Err: fmt.Errorf("cell %s: %s is not a point of the cell", cell.ID, l.Label()), Hint: hint})
+			}
 		}
-		for _, conc := range cell.Concurrencies {
-			if !slices.Contains(have, conc) {
-				errs = append(errs, &engine.FieldError{Path: at + ".points", Err: fmt.Errorf("cell %s: concurrency %d has no imported file", cell.ID, conc),
-					Hint: "add {concurrency: N, path: FILE} or drop N from the cell's concurrencies"})
+		for _, l := range cell.Loads() {
+			if !slices.Contains(have, l) {
+				hint := "add {concurrency: N, path: FILE} or drop N from the cell's concurrencies"
+				if l.IsRate() && cell.Workload.RequestRate == 0 {
+					hint = "add {rate: R, path: FILE} or drop R from the cell's rates"
+				}
+				errs = append(errs, &engine.FieldError{Path: at + ".points", Err: fmt.Errorf("cell %s: %s has no imported file", cell.ID, l.Label()), Hint: hint})
 			}
 		}
 	}
@@ -131,18 +136,18 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	cell, l := t.Cell, t.Load
 	conc := l.InFlight()
-	rel := Path(cell, conc)
+	rel := cell.ImportPath(l)
 	if rel == "" {
-		return engine.Result{}, fmt.Errorf("cell %s imports no file for concurrency %d", cell.ID, conc)
+		return engine.Result{}, fmt.Errorf("cell %s imports no file for %s", cell.ID, l.Label())
 	}
-	e := benchfile.Expect{Model: cell.Model, Concurrency: conc}
+	e := benchfile.Expect{Model: cell.Model, Load: l}
 	if b, err := workload.Resolve(cell.Workload); err == nil {
 		e.ISL, e.OSL = b.InputTokens, b.OutputTokens
 	}
 	o := stats.Options{Cell: cell.ID, Load: l, Shape: cell.Workload.Shape, Mode: modeOf(cell.Workload), GPUs: cell.GPUs, SLO: cell.SLO}
 	r, err := filesOf(t).Read(cell.Import.Format, abs(t, rel), e, o)
 	if err != nil {
-		return engine.Result{}, fmt.Errorf("import cell %s c%d: %w", cell.ID, conc, err)
+		return engine.Result{}, fmt.Errorf("import cell %s %s: %w", cell.ID, l.Key(), err)
 	}
 	version := r.SourceVersion
 	if version == "" {
@@ -170,7 +175,7 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	if point.ErrorCount > 0 {
 		reqs += fmt.Sprintf(" (%d failed, left out)", point.ErrorCount)
 	}
-	sum := fmt.Sprintf("c%d: %s (%s), %s, TTFT p50 %s, %.1f tok/s", conc, r.Source, r.StatsNote(), reqs, p50, point.OutputTokenThroughput)
+	sum := fmt.Sprintf("%s: %s (%s), %s, TTFT p50 %s, %.1f tok/s", l.Key(), r.Source, r.StatsNote(), reqs, p50, point.OutputTokenThroughput)
 	return engine.Result{Value: res, Outputs: files.List(), Summary: sum}, nil
 }
 

@@ -128,19 +128,28 @@ func (d *serveDoc) aggregatePoint(t serveTotals) (schema.Point, error) {
 	return p, nil
 }
 
-// fixedRun sets r.Concurrency from the run's max_concurrency (an import needs a
-// fixed-concurrency run) and reads the run-level totals.
+// fixedRun sets r.Load from the run's request_rate and max_concurrency (runLoad: a closed
+// loop at its max concurrency, or a rate point capped by it) and reads the run-level totals.
+// A burst (every request at once) is refused: it has no steady load to key a point by.
 func (d *serveDoc) fixedRun(r *Result) (serveTotals, error) {
-	raw, ok := d.keys["max_concurrency"]
-	if !ok || string(raw) == "null" {
-		return serveTotals{}, d.pos("max_concurrency", "missing or null: an import needs a fixed-concurrency run")
-	}
-	c, problem := number(raw, ruleConcurrency)
+	rateRaw, concRaw := d.keys[rateKey], d.keys[concKey]
+	l, field, problem := runLoad(rateRaw, concRaw)
 	if problem != "" {
-		return serveTotals{}, d.pos("max_concurrency", problem)
+		return serveTotals{}, d.pos(field, problem)
 	}
-	r.Concurrency = int(c)
-	r.data, r.line, r.concurrencyField = d.text, d.line, "max_concurrency"
+	if l.IsZero() {
+		return serveTotals{}, d.pos(concKey, burstProblem(d))
+	}
+	r.Load, r.Concurrency = l, l.InFlight()
+	r.data, r.line, r.concurrencyField = d.text, d.line, concKey
+	if rateRaw != nil {
+		r.rateField = rateKey
+	}
+	if l.IsRate() {
+		if err := d.arrival(r); err != nil {
+			return serveTotals{}, err
+		}
+	}
 	return d.totals()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -46,6 +47,8 @@ type aiperfConfig struct {
 	} `json:"tokenizer"`
 	Loadgen struct {
 		Concurrency json.RawMessage `json:"concurrency"`
+		RequestRate json.RawMessage `json:"request_rate"`
+		RateMode    string          `json:"request_rate_mode"`
 	} `json:"loadgen"`
 	Version string `json:"aiperf_version"`
 }
@@ -158,16 +161,28 @@ func ReadAIPerf(dir string, e Expect, o stats.Options) (*Result, error) {
 	}
 	r.SourceVersion = cfg.Version
 	concAt := &Error{File: file, Line: lineOfKeyAfter(data, "input_config", "loadgen"), Field: r.concurrencyField}
-	if c := cfg.Loadgen.Concurrency; c == nil || string(c) == "null" {
-		concAt.Msg = "missing: one AIPerf directory must be one --concurrency run"
-		return nil, concAt
-	}
-	c, problem := number(cfg.Loadgen.Concurrency, ruleConcurrency)
+	rate, problem := requestRate(cfg.Loadgen.RequestRate) // --request-rate: a rate point, --concurrency its cap
 	if problem != "" {
-		concAt.Line, concAt.Msg = lineOfKeyAfter(data, "loadgen", "concurrency"), problem
-		return nil, concAt
+		return nil, &Error{File: file, Line: lineOfKeyAfter(data, "loadgen", "request_rate"), Field: "input_config.loadgen.request_rate", Msg: problem}
 	}
-	r.Concurrency = int(c)
+	if c := cfg.Loadgen.Concurrency; (c == nil || string(c) == "null") && math.IsInf(rate, 1) {
+		concAt.Msg = "missing: one AIPerf directory must be one --concurrency or --request-rate run"
+		return nil, concAt
+	} else if c != nil && string(c) != "null" {
+		n, problem := number(c, ruleConcurrency)
+		if problem != "" {
+			concAt.Line, concAt.Msg = lineOfKeyAfter(data, "loadgen", "concurrency"), problem
+			return nil, concAt
+		}
+		r.Concurrency = int(n)
+	}
+	r.Load = schema.Conc(r.Concurrency)
+	if !math.IsInf(rate, 1) {
+		r.Load, r.rateField, r.Arrival = schema.RateAt(rate, r.Concurrency), "input_config.loadgen.request_rate", schema.ArrivalPoisson
+		if cfg.Loadgen.RateMode == schema.ArrivalConstant {
+			r.Arrival = schema.ArrivalConstant
+		}
+	}
 	r.TokenBasis = aiperfCounted(cfg)
 	agg := schema.Point{}
 	count, err := a.metric("request_count", false, ruleCount, true)

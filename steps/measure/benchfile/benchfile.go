@@ -67,9 +67,27 @@ func (e *Error) Error() string {
 
 // Expect is what the campaign cell says the file measured; zero values are not checked.
 type Expect struct {
-	Model       string
+	Model string
+	// Load is the point the cell names (c4, r2.5-cap16); when zero, Concurrency names a
+	// closed-loop point. Neither set: the load is not checked.
+	Load        schema.Load
 	Concurrency int
 	ISL, OSL    int // requested prompt / output tokens of the cell's shape
+	// Arrival and Burstiness are the cell's arrival process, checked on a rate point ("":
+	// poisson).
+	Arrival    string
+	Burstiness float64
+}
+
+// Want is the point the cell names: Load, else the closed loop at Concurrency (zero: any).
+func (e Expect) Want() schema.Load {
+	if !e.Load.IsZero() {
+		return e.Load
+	}
+	if e.Concurrency > 0 {
+		return schema.Conc(e.Concurrency)
+	}
+	return schema.Load{}
 }
 
 // Result is one imported point.
@@ -81,7 +99,16 @@ type Result struct {
 	TokenBasis    string // what the source's token counts are (schema.Counted*); the point names schema.ImportedBasis
 	Clock         string // where the point's started_at / ended_at come from, or why they are unknown
 	Model         string // as the file states it
-	Concurrency   int
+	// Load is the point the run measured: a closed loop at its concurrency, or (vLLM, SGLang
+	// with a finite request_rate) a request rate with its max concurrency as the cap.
+	Load schema.Load
+	// Concurrency is what the run kept or allowed in flight: Load.InFlight() (0: a rate
+	// without a cap).
+	Concurrency int
+	// Arrival and Burstiness say how a rate run's arrivals were drawn: poisson, or gamma of
+	// that shape (vLLM's --burstiness); empty on a closed loop.
+	Arrival    string
+	Burstiness float64
 	// ISL and OSL are the prompt and output lengths the file states its run asked for (or,
 	// without one, its mean prompt length); 0 when it states none.
 	ISL, OSL float64
@@ -95,6 +122,7 @@ type Result struct {
 	data             []byte // the result object's text (AIPerf: the whole aggregate file), for positions
 	line             int    // the line it starts on
 	concurrencyField string
+	rateField        string          // where the file states its request rate ("" when it states none)
 	lengths          [2]lengthSource // where the mean prompt and output lengths come from
 }
 
@@ -170,7 +198,7 @@ func (r *Result) sourceGoodput() {
 
 // finish builds the point: recomputed from records when there are any, else agg as given.
 func (r *Result) finish(o stats.Options, agg schema.Point) {
-	o.Concurrency = r.Concurrency
+	o.Load, o.Concurrency, o.RequestRate, o.Arrival = r.Load, r.Concurrency, r.Load.Rate, r.Arrival
 	o.TokenBasis = r.pointBasis() // the source counted every token: no basis of perfdag's applies
 	defer r.sourceGoodput()
 	if len(r.Records) > 0 {
@@ -183,7 +211,7 @@ func (r *Result) finish(o stats.Options, agg schema.Point) {
 		agg.Goodput = &schema.Goodput{SLO: *o.SLO, Unknown: NoPerRequestGoodput}
 	}
 	r.StatsFrom = StatsAggregate
-	agg.Schema, agg.Cell, agg.Concurrency, agg.Shape, agg.Mode, agg.GPUs = "point_v1", o.Cell, r.Concurrency, o.Shape, o.Mode, o.GPUs
+	agg.Schema, agg.Cell, agg.Load, agg.Concurrency, agg.Shape, agg.Mode, agg.GPUs = "point_v1", o.Cell, r.Load, r.Concurrency, o.Shape, o.Mode, o.GPUs
 	agg.RequestRate, agg.Arrival, agg.TokenBasis = o.RequestRate, o.Arrival, o.TokenBasis
 	if agg.ReasoningField == "" {
 		agg.ReasoningField = "none"
@@ -210,8 +238,21 @@ func (r *Result) check(e Expect, modelField string, isl, osl float64, islField, 
 	if e.Model != "" && r.Model != "" && r.Model != e.Model {
 		return r.At(modelField, fmt.Sprintf("file measured model %q, the cell names %q", r.Model, e.Model))
 	}
-	if e.Concurrency > 0 && r.Concurrency != e.Concurrency {
-		return r.At(r.concurrencyField, fmt.Sprintf("file measured concurrency %d, the cell names %d", r.Concurrency, e.Concurrency))
+	if want := e.Want(); !want.IsZero() && r.Load != want {
+		field := r.concurrencyField
+		if r.Load.Rate != want.Rate && r.rateField != "" {
+			field = r.rateField
+		}
+		return r.At(field, fmt.Sprintf("file measured %s, the cell names %s", loadWords(r.Load), loadWords(want)))
+	}
+	if want := e.Want(); want.IsRate() && r.Arrival != "" {
+		arrival, b := e.Arrival, e.Burstiness
+		if arrival == "" {
+			arrival = schema.ArrivalPoisson
+		}
+		if arrival != r.Arrival || (arrival == schema.ArrivalGamma && b != r.Burstiness) {
+			return r.At("burstiness", fmt.Sprintf("file's arrivals were %s, the cell's workload names %s", ArrivalWords(r.Arrival, r.Burstiness), ArrivalWords(arrival, b)))
+		}
 	}
 	for _, c := range []struct {
 		want  int

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/perfdag/perfdag/engine/bounded"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 )
 
@@ -34,14 +35,14 @@ func NewFiles() *Files { return &Files{serve: map[string]*serveFile{}, digests: 
 
 // run returns the parsed run of path an import at conc reads (serveFile.pick), reading the
 // file on first use.
-func (fs *Files) run(path string, conc int) (*serveDoc, error) {
+func (fs *Files) run(path string, l schema.Load) (*serveDoc, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f, err := fs.open(path)
 	if err != nil {
 		return nil, err
 	}
-	return f.pick(conc)
+	return f.pick(l)
 }
 
 // lastRun returns path's last run parsed, whatever it holds (Detect reads its keys).
@@ -92,13 +93,14 @@ func (fs *Files) Read(format, path string, e Expect, o stats.Options) (*Result, 
 	return nil, fmt.Errorf("import format %q: want aiperf, vllm-bench or sglang-bench", format)
 }
 
-// Runs lists the concurrencies of the runs a vLLM or SGLang result file holds, in file order,
-// each once (a concurrency run twice counts once: an import reads its last run); nil for
-// AIPerf, whose directory is always one run. A run without a max_concurrency is skipped.
-func Runs(format, path string) ([]int, error) { return NewFiles().Runs(format, path) }
+// Runs lists the loads of the runs a vLLM or SGLang result file holds (a concurrency, or a
+// request rate with its cap), in file order, each once (a load run twice counts once: an
+// import reads its last run); nil for AIPerf, whose directory is always one run. A burst (an
+// infinite rate without a max concurrency) is skipped.
+func Runs(format, path string) ([]schema.Load, error) { return NewFiles().Runs(format, path) }
 
 // Runs is the package's Runs reading through fs.
-func (fs *Files) Runs(format, path string) ([]int, error) {
+func (fs *Files) Runs(format, path string) ([]schema.Load, error) {
 	if format != SourceVLLM && format != SourceSGLang {
 		return nil, nil
 	}
@@ -108,7 +110,7 @@ func (fs *Files) Runs(format, path string) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.concurrencies()
+	return f.loads()
 }
 
 // digest is an output's content digest and the state of its files when it was taken.

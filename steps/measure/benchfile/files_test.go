@@ -52,12 +52,12 @@ func TestFilesReadOnce(t *testing.T) {
 		t.Fatalf("runs %d, %v", len(runs), err)
 	}
 	for _, c := range runs {
-		r, err := fs.Read(SourceSGLang, path, Expect{Concurrency: c}, opts)
+		r, err := fs.Read(SourceSGLang, path, Expect{Load: c}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Concurrency != c || r.Point.Concurrency != c {
-			t.Fatalf("read c%d, got run at c%d", c, r.Concurrency)
+		if r.Load != c || r.Point.Concurrency != c.Concurrency {
+			t.Fatalf("read %s, got run at c%d", c, r.Concurrency)
 		}
 	}
 	if fs.reads != 1 || parses(fs, path) != n+1 {
@@ -128,8 +128,8 @@ func TestFilesHoldTheIndex(t *testing.T) {
 		t.Fatalf("runs %d, %v", len(runs), err)
 	}
 	for _, c := range runs {
-		if r, err := fs.Read(SourceSGLang, path, Expect{Concurrency: c}, opts); err != nil || len(r.Records) != 200 {
-			t.Fatalf("c%d: %v", c, err)
+		if r, err := fs.Read(SourceSGLang, path, Expect{Load: c}, opts); err != nil || len(r.Records) != 200 {
+			t.Fatalf("%s: %v", c, err)
 		}
 	}
 	_ = fs.Digest(path)

@@ -5,20 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"time"
+
+	"github.com/perfdag/perfdag/schema"
 )
 
 // serveFile is a vLLM or SGLang result file indexed once: its runs — one JSON object, or one
 // a line as vLLM --append-result and SGLang write them — each with its place in the file and
-// its max_concurrency, read from disk and parsed in full only when a reader asks for it. The
+// its load (request_rate and max_concurrency), read from disk and parsed in full only when a reader asks for it. The
 // index of a file of ten thousand runs is a few hundred kB: what a reader holds at once is one
 // run, whatever the file's size.
 type serveFile struct {
 	size   int64 // as stat saw it before the read: a change re-reads the file
 	mtime  time.Time
 	runs   []*serveRun
-	lastAt map[int]*serveRun // the last run at each concurrency
-	vetted bool              // the first run was checked not to be an AIPerf record
+	lastAt map[schema.Load]*serveRun // the last run at each load
+	vetted bool                      // the first run was checked not to be an AIPerf record
 }
 
 // wantServe says what a vLLM/SGLang file holds, for messages about one that does not.
@@ -27,14 +30,14 @@ const wantServe = "want an AIPerf export, a vLLM bench serve result or SGLang be
 // serveRun is one run (result object) of a serveFile.
 type serveRun struct {
 	file   string
-	line   int    // the line the object starts on
-	off    int64  // where its text starts in the file
-	n      int    // its length in bytes, as the file holds it
-	text   []byte // the object when held (a file read whole); nil: read from off by load
-	jsonl  bool   // one line of a JSONL file
-	conc   int    // max_concurrency; 0 when the run states none (absent or null)
-	broken bool   // not whole JSON: Runs reports it
-	parses int    // full parses (doc), for tests
+	line   int         // the line the object starts on
+	off    int64       // where its text starts in the file
+	n      int         // its length in bytes, as the file holds it
+	text   []byte      // the object when held (a file read whole); nil: read from off by load
+	jsonl  bool        // one line of a JSONL file
+	at     schema.Load // its request_rate and max_concurrency (runLoad); zero for a burst or when unreadable
+	broken bool        // not whole JSON: Runs reports it
+	parses int         // full parses (doc), for tests
 }
 
 // syntaxOf positions a decode error of the run's text (a streaming decoder's error is
@@ -66,10 +69,10 @@ func (r *serveRun) doc() (*serveDoc, error) {
 }
 
 // pick chooses the run an import reads (SGLang appends one line per run, vLLM
-// --append-result one object per run): the last one at conc, or the last run when none
-// matches (the concurrency check then names the mismatch). An AIPerf records file given
-// as a result is refused at its first line.
-func (f *serveFile) pick(conc int) (*serveDoc, error) {
+// --append-result one object per run): the last one at load l, or the last run when none
+// matches (the load check then names the mismatch). An AIPerf records file given as a result
+// is refused at its first line.
+func (f *serveFile) pick(l schema.Load) (*serveDoc, error) {
 	if !f.vetted {
 		first, err := f.runs[0].doc()
 		if err != nil {
@@ -81,18 +84,18 @@ func (f *serveFile) pick(conc int) (*serveDoc, error) {
 		f.vetted = true
 	}
 	run := f.runs[len(f.runs)-1]
-	if r, ok := f.lastAt[conc]; ok && conc > 0 {
+	if r, ok := f.lastAt[l]; ok && !l.IsZero() {
 		run = r
 	}
 	return run.doc()
 }
 
-// concurrencies lists the file's run concurrencies in file order, each once; every run is
-// checked to be whole JSON, so a broken line is reported even when a later run at its
-// concurrency would shadow it.
-func (f *serveFile) concurrencies() ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
+// loads lists the loads of the file's runs in file order, each once; every run is checked to
+// be whole JSON, so a broken line is reported even when a later run at its load would shadow
+// it.
+func (f *serveFile) loads() ([]schema.Load, error) {
+	var out []schema.Load
+	seen := map[schema.Load]bool{}
 	for _, r := range f.runs {
 		if r.broken {
 			text, err := r.load()
@@ -102,17 +105,19 @@ func (f *serveFile) concurrencies() ([]int, error) {
 			var v any
 			return nil, r.syntaxOf(text, json.Unmarshal(text, &v))
 		}
-		if r.conc > 0 && !seen[r.conc] {
-			seen[r.conc] = true
-			out = append(out, r.conc)
+		if !r.at.IsZero() && !seen[r.at] {
+			seen[r.at] = true
+			out = append(out, r.at)
 		}
 	}
 	return out, nil
 }
 
-// topKey returns the raw value of a top-level key of a JSON object, reading keys in order
-// and stopping at key: nil when the object lacks it. Values before it are skipped whole.
-func topKey(obj []byte, key string) (json.RawMessage, error) {
+// topKeys returns the raw values of top-level keys of a JSON object, reading keys in order
+// and stopping once every one is found: a key the object lacks is absent from the map. Values
+// before them are skipped whole.
+func topKeys(obj []byte, keys ...string) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(keys))
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil { // the object's '{' (openServe checked it is one)
 		return nil, err
@@ -129,11 +134,14 @@ func topKey(obj []byte, key string) (json.RawMessage, error) {
 			}
 			return nil, err
 		}
-		if k == key {
-			return v, nil
+		if s, ok := k.(string); ok && slices.Contains(keys, s) {
+			out[s] = v
+			if len(out) == len(keys) {
+				break
+			}
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // serveDoc is one parsed vLLM/SGLang result object with its keys kept raw; prefix names

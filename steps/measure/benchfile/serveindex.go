@@ -9,18 +9,19 @@ import (
 	"io"
 
 	"github.com/perfdag/perfdag/engine/bounded"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // what names an imported file in bounded's messages.
 const what = "benchmark output"
 
 // openServe indexes a vLLM/SGLang result file run by run, reading it as a stream: a JSONL
-// file (one run a line) is held one line at a time, each run's place, max_concurrency and
+// file (one run a line) is held one line at a time, each run's place, load and
 // wholeness noted; its text is read again when a reader asks for the run (load). A file whose
 // first line is not a whole result object (one object over several lines, or not a result
 // at all) is one run or an error: it is read whole (openWhole). The problems reported, and
 // their order, are openWhole's: a line that is not a result object first, then a run's
-// max_concurrency.
+// load.
 func openServe(path string) (*serveFile, error) {
 	fh, st, err := bounded.Open(what, path)
 	if err != nil {
@@ -35,7 +36,7 @@ func openServe(path string) (*serveFile, error) {
 		f       = &serveFile{}
 		buf     []byte
 		off     int64
-		concErr error // the first run whose max_concurrency is refused
+		concErr error // the first run whose load (request_rate, max_concurrency) is refused
 	)
 	for line := 1; ; line++ {
 		raw, newline, err := nextLine(rd, buf)
@@ -86,7 +87,7 @@ func openServe(path string) (*serveFile, error) {
 	if concErr != nil {
 		return nil, concErr
 	}
-	f.byConcurrency()
+	f.byLoad()
 	return f, nil
 }
 
@@ -160,35 +161,33 @@ func openWhole(path string) (*serveFile, error) {
 			return nil, err
 		}
 	}
-	f.byConcurrency()
+	f.byLoad()
 	return f, nil
 }
 
-// index notes what the run's text says of it: its max_concurrency (only that key is read: it
-// precedes the per-request lists, so they are not scanned) and whether it is whole JSON.
+// index notes what the run's text says of it: its load (only request_rate and
+// max_concurrency are read: they precede the per-request lists, so those are not scanned) and
+// whether it is whole JSON.
 func (r *serveRun) index(text []byte) error {
 	r.broken = !json.Valid(text)
-	raw, err := topKey(text, "max_concurrency")
+	raw, err := topKeys(text, rateKey, concKey)
 	if err != nil {
 		return r.syntaxOf(text, err)
 	}
-	if raw == nil || string(raw) == "null" {
-		return nil
-	}
-	c, problem := number(raw, ruleConcurrency)
+	l, field, problem := runLoad(raw[rateKey], raw[concKey])
 	if problem != "" {
-		return &Error{File: r.file, Line: r.line + lineOfKey(text, 1, "max_concurrency") - 1, Field: "max_concurrency", Msg: problem}
+		return &Error{File: r.file, Line: r.line + lineOfKey(text, 1, field) - 1, Field: field, Msg: problem}
 	}
-	r.conc = int(c)
+	r.at = l
 	return nil
 }
 
-// byConcurrency indexes the runs by concurrency: the last run at each.
-func (f *serveFile) byConcurrency() {
-	f.lastAt = map[int]*serveRun{}
+// byLoad indexes the runs by load: the last run at each.
+func (f *serveFile) byLoad() {
+	f.lastAt = map[schema.Load]*serveRun{}
 	for _, r := range f.runs {
-		if r.conc > 0 {
-			f.lastAt[r.conc] = r
+		if !r.at.IsZero() {
+			f.lastAt[r.at] = r
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 )
 
 // ReadSGLang reads a `sglang.bench_serving` JSONL file (one run appended per line: the last
-// line at e.Concurrency, else the last line). With --output-details a line carries the
+// line at the expected load, else the last line). With --output-details a line carries the
 // per-request lists (input_lens, output_lens, ttfts, itls, errors; newer builds nest them
 // under details) and every statistic is recomputed from them; without, its aggregates are
 // used as stated. SGLang records no send times: the window is the file's duration.
@@ -14,7 +14,7 @@ func ReadSGLang(file string, e Expect, o stats.Options) (*Result, error) {
 }
 
 func (fs *Files) readSGLang(file string, e Expect, o stats.Options) (*Result, error) {
-	d, err := fs.run(file, e.Concurrency)
+	d, err := fs.run(file, e.Want())
 	if err != nil {
 		return nil, err
 	}

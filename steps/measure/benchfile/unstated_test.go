@@ -118,7 +118,7 @@ func TestSeveralRuns(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "sweep.jsonl")
 	writeFile(t, f, all)
 	runs, err := Runs(SourceSGLang, f)
-	if err != nil || len(runs) != 3 || runs[0] != 1 || runs[1] != 8 || runs[2] != 32 {
+	if err != nil || len(runs) != 3 || runs[0] != schema.Conc(1) || runs[1] != schema.Conc(8) || runs[2] != schema.Conc(32) {
 		t.Fatalf("Runs = %v, %v", runs, err)
 	}
 	for c, rps := range map[int]float64{1: 16 / 30.0, 8: 16 / 4.6, 32: 64 / 5.2, 0: 64 / 5.2} {

@@ -5,13 +5,13 @@ import (
 )
 
 // ReadVLLM reads a `vllm bench serve --save-result` JSON file (with --append-result, one
-// object per run: the last one at e.Concurrency, else the last one).
+// object per run: the last one at the expected load, else the last one).
 func ReadVLLM(file string, e Expect, o stats.Options) (*Result, error) {
 	return NewFiles().readVLLM(file, e, o)
 }
 
 func (fs *Files) readVLLM(file string, e Expect, o stats.Options) (*Result, error) {
-	d, err := fs.run(file, e.Concurrency)
+	d, err := fs.run(file, e.Want())
 	if err != nil {
 		return nil, err
 	}

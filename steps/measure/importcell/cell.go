@@ -8,6 +8,7 @@
 package importcell
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -44,9 +45,11 @@ type Point struct {
 	Result *benchfile.Result // its point, without the per-request records (Result.Slim)
 }
 
-// Build reads the outputs at paths (one per concurrency) and returns the cell that imports
-// them. What the files state is checked against the cell exactly as the import step checks
-// it, so a model, concurrency or token-length mismatch is reported now, at its position.
+// Build reads the outputs at paths (one per point: a concurrency, or a request rate) and
+// returns the cell that imports them. What the files state is checked against the cell exactly
+// as the import step checks it, so a model, load or token-length mismatch is reported now, at
+// its position. Closed-loop runs become the cell's concurrencies, request-rate runs its rates,
+// their shared max concurrency its max_in_flight and their arrivals its workload's.
 func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 	if len(paths) == 0 {
 		return schema.Cell{}, nil, fmt.Errorf("import: no file given")
@@ -63,10 +66,10 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 	}
 	var (
 		points []Point
-		seen   = map[int]string{} // concurrency → the file imported at it
+		seen   = map[schema.Load]string{} // load → the file imported at it
 		cellFm string
 		files  = benchfile.NewFiles() // a file of many runs is indexed once, each run read when needed
-		first  *benchfile.Result      // the lowest concurrency's run, whole: it names the workload
+		first  *benchfile.Result      // the lowest load's run: it names the workload
 	)
 	for _, p := range paths {
 		f, ip, err := format, p, error(nil)
@@ -87,24 +90,24 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 			return schema.Cell{}, nil, err
 		}
 		if len(runs) < 2 {
-			runs = []int{0} // one run: read it whatever its concurrency
+			runs = []schema.Load{{}} // one run: read it whatever its load
 		}
-		for _, c := range runs {
-			r, err := files.Read(f, ip, benchfile.Expect{Concurrency: c}, stats.Options{})
+		for _, l := range runs {
+			r, err := files.Read(f, ip, benchfile.Expect{Load: l}, stats.Options{})
 			if err != nil {
 				return schema.Cell{}, nil, err
 			}
-			if prev, ok := seen[r.Concurrency]; ok {
-				return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("concurrency %d is already imported from %s: a cell has one run per concurrency", r.Concurrency, prev))
+			if prev, ok := seen[r.Load]; ok {
+				return schema.Cell{}, nil, r.At(r.ConcurrencyField(), fmt.Sprintf("%s is already imported from %s: a cell has one run per point", r.Load.Label(), prev))
 			}
-			seen[r.Concurrency] = r.File
-			if first == nil || r.Concurrency < first.Concurrency {
+			seen[r.Load] = r.File
+			if first == nil || r.Load.Compare(first.Load) < 0 {
 				first = r
 			}
 			points = append(points, Point{Path: ip, Result: r.Slim()}) // a run's requests are not kept: memory is one run's, not the file's
 		}
 	}
-	slices.SortFunc(points, func(a, b Point) int { return a.Result.Concurrency - b.Result.Concurrency })
+	slices.SortFunc(points, func(a, b Point) int { return a.Result.Load.Compare(b.Result.Load) })
 
 	cell := schema.Cell{ID: o.Cell, Endpoint: o.Endpoint, Identity: o.Identity}
 	if cell.ID == "" {
@@ -122,9 +125,17 @@ func Build(paths []string, o Options) (schema.Cell, []Point, error) {
 	}
 	cell.Workload = schema.Workload{Shape: workload.ShapeCustom, InputTokens: int(math.Round(isl)), OutputTokens: int(math.Round(osl))}
 	cell.Import = &schema.CellImport{Format: cellFm, SourceVersion: o.SourceVersion}
+	if err := ratePoints(&cell, points); err != nil {
+		return schema.Cell{}, nil, err
+	}
 	for _, p := range points {
-		cell.Concurrencies = append(cell.Concurrencies, p.Result.Concurrency)
-		cell.Import.Points = append(cell.Import.Points, schema.ImportPoint{Concurrency: p.Result.Concurrency, Path: relTo(o.BaseDir, p.Path)})
+		l, ip := p.Result.Load, schema.ImportPoint{Path: relTo(o.BaseDir, p.Path)}
+		if l.IsRate() {
+			cell.Rates, ip.Rate = append(cell.Rates, l.Rate), l.Rate
+		} else {
+			cell.Concurrencies, ip.Concurrency = append(cell.Concurrencies, l.Concurrency), l.Concurrency
+		}
+		cell.Import.Points = append(cell.Import.Points, ip)
 	}
 	if err := check(files, cell, points); err != nil {
 		return schema.Cell{}, nil, err
@@ -142,7 +153,8 @@ func check(files *benchfile.Files, cell schema.Cell, points []Point) error {
 		return fmt.Errorf("cell %s: %w", cell.ID, err)
 	}
 	for _, p := range points {
-		e := benchfile.Expect{Model: cell.Model, Concurrency: p.Result.Concurrency, ISL: b.InputTokens, OSL: b.OutputTokens}
+		e := benchfile.Expect{Model: cell.Model, Load: p.Result.Load, ISL: b.InputTokens, OSL: b.OutputTokens,
+			Arrival: cell.Workload.Arrival, Burstiness: cell.Workload.Burstiness}
 		if _, err := files.Read(cell.Import.Format, p.Path, e, stats.Options{}); err != nil {
 			return err
 		}
@@ -205,30 +217,82 @@ func relTo(base, p string) string {
 }
 
 // StatsNotes says where the points' statistics come from, one line per kind, in the order
-// met: "c2: per-request stats", "c1, c8: aggregate stats; unknown: ttft_ms p90, osl" — what
+// met: "c2: per-request stats", "c1, r2.5-cap8: aggregate stats; unknown: ttft_ms p90, osl" — what
 // a user learns before the run whether a gate can read.
 func StatsNotes(points []Point) []string {
 	var order []string
-	by := map[string][]int{}
+	by := map[string][]schema.Load{}
 	for _, p := range points {
 		n := p.Result.StatsNote()
 		if _, ok := by[n]; !ok {
 			order = append(order, n)
 		}
-		by[n] = append(by[n], p.Result.Concurrency)
+		by[n] = append(by[n], p.Result.Load)
 	}
 	out := make([]string, 0, len(order))
 	for _, n := range order {
 		cs := by[n]
 		list := make([]string, 0, min(len(cs), 6))
 		for _, c := range cs[:min(len(cs), 6)] {
-			list = append(list, fmt.Sprintf("c%d", c))
+			list = append(list, c.Key())
 		}
 		at := strings.Join(list, ", ")
 		if len(cs) > 6 {
-			at = fmt.Sprintf("c%d … c%d (%d points)", cs[0], cs[len(cs)-1], len(cs))
+			at = fmt.Sprintf("%s … %s (%d points)", cs[0].Key(), cs[len(cs)-1].Key(), len(cs))
 		}
 		out = append(out, at+": "+n)
 	}
 	return out
+}
+
+// ratePoints sets the cell's max_in_flight and arrival process from its request-rate runs: a
+// cell's rates share one cap and one arrival process, so runs that differ in either are
+// refused, at the later run, as a cell of their own.
+func ratePoints(cell *schema.Cell, points []Point) error {
+	var first *benchfile.Result
+	for _, p := range points {
+		r := p.Result
+		if !r.Load.IsRate() {
+			continue
+		}
+		if first == nil {
+			first = r
+			cell.MaxInFlight = r.Load.Cap
+			if r.Arrival != schema.ArrivalPoisson {
+				cell.Workload.Arrival, cell.Workload.Burstiness = r.Arrival, r.Burstiness
+			}
+			continue
+		}
+		if r.Load.Cap != first.Load.Cap {
+			return r.At(r.ConcurrencyField(), fmt.Sprintf("%s, and %s of %s: a cell's rates share one max_in_flight (import the runs of each max concurrency as a cell of their own)",
+				r.Load.Label(), first.Load.Label(), first.File))
+		}
+		if r.Arrival != first.Arrival || r.Burstiness != first.Burstiness {
+			return r.At("burstiness", fmt.Sprintf("arrivals %s, and %s at %s of %s: a cell's rates share one arrival process (import them as two cells)",
+				benchfile.ArrivalWords(r.Arrival, r.Burstiness), benchfile.ArrivalWords(first.Arrival, first.Burstiness), first.Load.Key(), first.File))
+		}
+	}
+	return nil
+}
+
+// PointsText lists a cell's points as `perfdag import` reports them: "concurrencies [1,4]",
+// "concurrencies [8], rates [1,2.5] (max_in_flight 8)", "rates [2] (no cap)".
+func PointsText(c schema.Cell) string {
+	var parts []string
+	if len(c.Concurrencies) > 0 || len(c.Rates) == 0 {
+		b, _ := json.Marshal(c.Concurrencies)
+		parts = append(parts, "concurrencies "+string(b))
+	}
+	if len(c.Rates) > 0 {
+		rs := make([]string, len(c.Rates))
+		for i, r := range c.Rates {
+			rs[i] = schema.FormatRate(r)
+		}
+		cap := "no cap"
+		if c.MaxInFlight > 0 {
+			cap = fmt.Sprintf("max_in_flight %d", c.MaxInFlight)
+		}
+		parts = append(parts, fmt.Sprintf("rates [%s] (%s)", strings.Join(rs, ","), cap))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -3,6 +3,7 @@ package importcell
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,13 +16,16 @@ import (
 )
 
 // cellYAML is the order and style an imported cell is written in: id, endpoint, identity,
-// workload and concurrencies on one line each, then the import block.
+// workload and the points (concurrencies, rates and their cap) on one line each, then the
+// import block.
 type cellYAML struct {
 	ID              string `yaml:"id"`
 	Endpoint        string `yaml:"endpoint,omitempty"`
 	schema.Identity `yaml:",inline"`
 	Workload        schema.Workload `yaml:"workload,flow"`
-	Concurrencies   []int           `yaml:"concurrencies,flow"`
+	Concurrencies   []int           `yaml:"concurrencies,flow,omitempty"`
+	Rates           []rateYAML      `yaml:"rates,flow,omitempty"`
+	MaxInFlight     int             `yaml:"max_in_flight,omitempty"`
 	Import          importYAML      `yaml:"import"`
 }
 
@@ -32,16 +36,32 @@ type importYAML struct {
 }
 
 type pointYAML struct {
-	Concurrency int    `yaml:"concurrency"`
-	Path        string `yaml:"path"`
+	Concurrency int      `yaml:"concurrency,omitempty"`
+	Rate        rateYAML `yaml:"rate,omitempty"`
+	Path        string   `yaml:"path"`
+}
+
+// rateYAML is a rate written as its key spells it: 1, 2.5 (not 1.0).
+type rateYAML float64
+
+// MarshalYAML writes a whole rate as an integer, any other as its shortest decimal.
+func (r rateYAML) MarshalYAML() (any, error) {
+	if v := float64(r); v == math.Trunc(v) && v <= schema.MaxRate {
+		return int64(v), nil
+	}
+	return float64(r), nil
 }
 
 func toYAML(c schema.Cell) cellYAML {
-	y := cellYAML{ID: c.ID, Endpoint: c.Endpoint, Identity: c.Identity, Workload: c.Workload, Concurrencies: c.Concurrencies}
+	y := cellYAML{ID: c.ID, Endpoint: c.Endpoint, Identity: c.Identity, Workload: c.Workload, Concurrencies: c.Concurrencies,
+		MaxInFlight: c.MaxInFlight}
+	for _, r := range c.Rates {
+		y.Rates = append(y.Rates, rateYAML(r))
+	}
 	if c.Import != nil {
 		y.Import = importYAML{Format: c.Import.Format, SourceVersion: c.Import.SourceVersion}
 		for _, p := range c.Import.Points {
-			y.Import.Points = append(y.Import.Points, pointYAML(p))
+			y.Import.Points = append(y.Import.Points, pointYAML{Concurrency: p.Concurrency, Rate: rateYAML(p.Rate), Path: p.Path})
 		}
 	}
 	return y
