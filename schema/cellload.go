@@ -121,8 +121,8 @@ func (c *Cell) LoadProblems() (problems, hints map[string]string) {
 			add("workload.request_rate", "a rate in requests per second, e.g. 0.5, 2, 12.5", "%v", err)
 		}
 	}
-	if c.MaxInFlight > 0 && len(c.Rates) == 0 {
-		add("max_in_flight", "list the rates it caps: rates: [1, 2, 4]", "cell %s: max_in_flight caps rate points and the cell has no rates", c.ID)
+	if c.MaxInFlight > 0 && len(c.Rates) == 0 && c.Sweep.IsZero() {
+		add("max_in_flight", "list the rates it caps: rates: [1, 2, 4], or find them with sweep: auto", "cell %s: max_in_flight caps rate points and the cell has no rates", c.ID)
 	}
 	switch {
 	case w.Arrival == ArrivalGamma && w.Burstiness <= 0:

@@ -36,10 +36,10 @@ func (s *Search) Step() int {
 	return s.Resolution
 }
 
-// Expands reports whether the cell's points are decided at run time (a search or a stop_when
-// sweep) rather than compiled from its concurrency list.
+// Expands reports whether the cell's points are decided at run time (a search, a stop_when
+// sweep or sweep: auto) rather than compiled from its lists of points.
 func (c *Cell) Expands() bool {
-	return c != nil && c.Import == nil && (c.Search != nil || c.StopWhen != "")
+	return c != nil && c.Import == nil && (c.Search != nil || c.StopWhen != "" || !c.Sweep.IsZero())
 }
 
 // FirstConcurrency is the concurrency a cell starts at: its first listed one, else its
@@ -88,7 +88,7 @@ func (p SweepProbe) PointLoad() Load { return LoadOf(p.Load, p.Concurrency, 0) }
 type SweepResult struct {
 	Schema string       `json:"schema"` // sweep_v1
 	Cell   string       `json:"cell"`
-	Mode   string       `json:"mode"`          // search or list
+	Mode   string       `json:"mode"`          // search, list or auto
 	SLO    string       `json:"slo,omitempty"` // the search's rule
 	From   int          `json:"from,omitempty"`
 	To     int          `json:"to,omitempty"`
@@ -132,6 +132,8 @@ type SweepResult struct {
 	StopWhen   string          `json:"stop_when,omitempty"` // the list sweep's rule
 	Skipped    []Load          `json:"skipped,omitempty"`   // listed points not measured (bare concurrencies in files written before points were keyed by load)
 	StopReason string          `json:"stop_reason,omitempty"`
+	// Auto is what sweep: auto found (mode auto): its anchors and the rates between them.
+	Auto *AutoSweepResult `json:"auto,omitempty"`
 }
 
 // UnmarshalJSON reads sweep_probes.json, taking the knee's throughput from the keys files

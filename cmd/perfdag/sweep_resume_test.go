@@ -110,11 +110,11 @@ publish: {lake: "sqlite://lake.db", strict: false}
 `
 
 // TestSweepInterruptedResumesAtOnce is issue 27's first item: a run-time fan-out (an SLO
-// search, a stop_when list) stopped at every boundary of its probes — SIGKILL and SIGINT right
-// after each node of each probe, the sweep node and the analysis after it is checkpointed,
-// SIGKILL when each measurement has just started, SIGINT in the middle of each measurement —
-// is brought to its end by ONE `perfdag resume`: exit 0, and status, every
-// file under cells/ (sweep_probes.json, points, records, normalized rows), the atlas, the TPM
+// search, a stop_when list, sweep: auto) stopped at every boundary of its probes — SIGKILL and
+// SIGINT right after each node of each probe, the sweep node and the analysis after it is
+// checkpointed, SIGKILL when each measurement has just started, SIGINT in the middle of each
+// measurement — is brought to its end by ONE `perfdag resume`: exit 0, and status, every file
+// under cells/ (sweep_probes.json, points, records, normalized rows), the atlas, the TPM
 // summaries, the report's text and the lake rows equal an uninterrupted run's. A probe whose
 // point group had finished before the stop is not measured again.
 func TestSweepInterruptedResumesAtOnce(t *testing.T) {
@@ -130,6 +130,8 @@ func TestSweepInterruptedResumesAtOnce(t *testing.T) {
 		{"search", fmt.Sprintf(`search: {slo: "itl_avg_ms <= %.2f", from: 1, to: 8}`, itlAt(5)+0.55), []int{1, 8, 4, 6, 5}},
 		// ITL 10, 11.1, 13.3, 17.7 ms: the rule first holds after c8, c16 is skipped
 		{"stop_when", "concurrencies: [1, 2, 4, 8, 16]\n    stop_when: \"itl_avg_ms > 15\"", []int{1, 2, 4, 8}},
+		// sweep: auto (issue 29 item 2): c1, the saturating c4, then three rates capped at 4
+		{"auto", "max_in_flight: 4\n    sweep: {auto: {rates: 3}}", []int{1, 4, 4, 4, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -167,8 +167,8 @@ func (v *validator) cells() {
 		}
 		seen[cell.ID] = i
 		v.cellEndpoint(cell, p)
-		if len(cell.Concurrencies) == 0 && len(cell.Rates) == 0 && cell.Search == nil && v.missing(p, "concurrencies") {
-			v.at(p, false, "concurrencies: [1, 8, 32] (closed loop), or rates: [0.5, 1, 2] (requests per second)", "cell %s has no concurrencies and no rates", cell.ID)
+		if len(cell.Concurrencies) == 0 && len(cell.Rates) == 0 && cell.Search == nil && cell.Sweep.IsZero() && v.missing(p, "concurrencies") && !v.bad(p+".sweep") {
+			v.at(p, false, "concurrencies: [1, 8, 32] (closed loop), rates: [0.5, 1, 2] (requests per second), or sweep: auto (found at run time)", "cell %s has no concurrencies and no rates", cell.ID)
 		}
 		v.loads(cell, p)
 		v.requests(cell, p)

@@ -214,7 +214,7 @@ func Normalized(cell string) string { return path.Join(CellDir(cell), normalized
 // CellStatus is a cell's full/partial/failed status.
 func CellStatus(cell string) string { return path.Join(CellDir(cell), statusFile) }
 
-// Sweep is a cell's run-time sweep: its SLO search's probes and knee, or its stopped list.
+// Sweep is a cell's run-time sweep: its SLO search's probes and knee, its stopped list, or sweep: auto's points.
 func Sweep(cell string) string { return path.Join(CellDir(cell), sweepFile) }
 
 // RooflineSweep is the roofline sweep an import wrote beside its decode cell.

@@ -83,6 +83,10 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 		}
 		return r, nil
 	}
+	if !cell.Sweep.IsZero() {
+		r.Mode, r.Auto = schema.SweepAuto, autoResult(cell, ps)
+		return r, nil
+	}
 	r.Mode, r.StopWhen = schema.SweepList, cell.StopWhen
 	if loads := cell.Loads(); len(ps) < len(loads) {
 		r.Skipped = append(r.Skipped, loads[len(ps):]...)

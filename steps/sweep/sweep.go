@@ -27,7 +27,7 @@ var Kind = engine.Kind{
 	Version:       "2", // 2: undecided probes and the knee band, measurement cost
 	HoldsEndpoint: true,
 	Tolerant:      true,
-	Doc:           "decides a cell's points at run time: an SLO search for the knee, or a concurrency list that stops when stop_when holds",
+	Doc:           "decides a cell's points at run time: an SLO search for the knee, a list of points that stops when stop_when holds, or sweep: auto's operating range",
 	Result:        Result{},
 	Inputs:        inputs,
 	Check:         check,
@@ -38,7 +38,7 @@ var Kind = engine.Kind{
 // Result is what gates on a sweep read.
 type Result struct {
 	Cell  string `json:"cell"`
-	Mode  string `json:"mode"`   // search or list
+	Mode  string `json:"mode"`   // search, list or auto
 	Knee  int    `json:"knee"`   // highest concurrency meeting the SLO, 0 when none (search)
 	AtTop bool   `json:"at_top"` // the upper bound met the SLO: the knee may lie beyond it
 	// KneeLo and KneeHi are the band the knee lies in (equal to Knee when every probe decided).
@@ -60,12 +60,17 @@ func Bound(cell *schema.Cell) int {
 	if s := cell.Search; s != nil {
 		return bound(s.From, s.To, s.Step(), decides(cell))
 	}
+	if !cell.Sweep.IsZero() {
+		return 2 + cell.Sweep.RatesOr() // the synchronous and saturating points, then the rates
+	}
 	return len(cell.Loads())
 }
 
 // clearDecided clears the cell fields only the sweep decides with: editing an SLO or a stopping
 // rule changes no point's fingerprint.
-func clearDecided(cell *schema.Cell) { cell.Search, cell.StopWhen = nil, "" }
+func clearDecided(cell *schema.Cell) {
+	cell.Search, cell.StopWhen, cell.Sweep = nil, "", schema.Sweep{}
+}
 
 // decides reports whether a cell's points measure until their SLO verdict is known
 // (requests_per_point {auto: {decide: ...}}), so a probe may end undecided.
@@ -76,7 +81,11 @@ func decides(cell *schema.Cell) bool {
 
 // inputs are what the sweep's answer depends on beyond its points' results.
 func inputs(t *engine.Task) any {
-	return map[string]any{"search": t.Cell.Search, "stop_when": t.Cell.StopWhen, "concurrencies": t.Cell.Concurrencies}
+	in := map[string]any{"search": t.Cell.Search, "stop_when": t.Cell.StopWhen, "concurrencies": t.Cell.Concurrencies}
+	if !t.Cell.Sweep.IsZero() { // absent otherwise, so a search's or a list's fingerprint is as it was
+		in["sweep"], in["max_in_flight"] = t.Cell.Sweep, t.Cell.MaxInFlight
+	}
+	return in
 }
 
 // check validates every expanding cell's search or stop_when at its key.
@@ -88,7 +97,10 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 		if s := cell.Search; s != nil {
 			errs = append(errs, checkSearch(c, cell, p+".search")...)
 		}
-		if cell.StopWhen != "" {
+		if !cell.Sweep.IsZero() {
+			errs = append(errs, checkAuto(cell, p)...)
+		}
+		if cell.StopWhen != "" && cell.Sweep.IsZero() {
 			if _, err := compile(c, cell, cell.StopWhen, true); err != nil {
 				errs = append(errs, &engine.FieldError{Path: p + ".stop_when", Err: err,
 					Hint: "read the last point's fields (output_tok_s, itl_avg_ms, ...), gain_pct, prev_gain_pct or points, e.g. gain_pct < 3 && prev_gain_pct < 3"})
@@ -165,6 +177,9 @@ type fanout struct {
 
 func start(t *engine.Task) (engine.Fanout, error) {
 	cell := t.Cell
+	if !cell.Sweep.IsZero() {
+		return &fanout{t: t}, nil // sweep: auto reads its anchors' throughputs, no rule
+	}
 	rule := cell.StopWhen
 	if cell.Search != nil {
 		rule = cell.Search.SLO
@@ -187,6 +202,9 @@ func (f *fanout) Next(probes []engine.Probe, free []schema.Load) ([]schema.Load,
 		return nil, err
 	}
 	cell := f.t.Cell
+	if !cell.Sweep.IsZero() {
+		return autoNext(cell, ps), nil
+	}
 	if s := cell.Search; s != nil {
 		if _, why := unknown(ps); why != "" {
 			return nil, nil // no evidence: the search stops and the sweep fails with the knee unknown
@@ -306,6 +324,10 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	out := Result{Cell: t.Cell.ID, Mode: res.Mode, Knee: res.Knee, AtTop: res.KneeAtTop, KneeLo: lo, KneeHi: hi, Unknown: res.KneeUnknown,
 		Probes: len(res.Probes), Skipped: len(res.Skipped), Sweep: rel}
 	result := engine.Result{Value: &out, Outputs: []string{rel}, Summary: line(res) + costLine(res)}
+	if a := res.Auto; a != nil && a.Unknown != "" {
+		// the anchors are kept; a failed node sweeps again on resume
+		return result, fmt.Errorf("cell %s: sweep: auto found no rates: %s; once the endpoint answers, 'perfdag resume' measures it again", t.Cell.ID, a.Unknown)
+	}
 	if res.KneeUnknown != "" {
 		// the probes are kept as evidence; a failed node searches again on resume
 		c, _ := unknownProbe(res)
@@ -326,6 +348,9 @@ func unknownProbe(r *schema.SweepResult) (int, bool) {
 }
 
 func line(r *schema.SweepResult) string {
+	if r.Mode == schema.SweepAuto && r.Auto != nil {
+		return autoLine(r)
+	}
 	if r.Mode == schema.SweepList {
 		s := plural.N(len(r.Probes), "point")
 		if len(r.Skipped) > 0 {
