@@ -22,7 +22,7 @@ type artwork struct {
 	roofA      *figure
 	roofB      *figure
 	spec       *figure
-	frontier   *figure
+	frontier   []*figure // the searches' probes: over concurrency, then over request rate
 	slo        []*figure // the SLO's clauses against load, one panel each
 }
 

@@ -30,21 +30,109 @@ func searches(in Input) []schema.SweepResult {
 }
 
 // frontierRow finds the atlas row of a probe (its interval and exact throughput).
-func frontierRow(v *view, cell string, c int) *schema.AtlasRow {
+func frontierRow(v *view, cell string, l schema.Load) *schema.AtlasRow {
 	for i := range v.rows {
-		if r := &v.rows[i]; r.CellID == cell && r.Concurrency == c {
+		if r := &v.rows[i]; r.CellID == cell && r.PointLoad() == l {
 			return r
 		}
 	}
 	return nil
 }
 
-// frontierSeries draws each searched cell's probes as output tok/s against concurrency: filled
-// where the SLO held, hollow where it did not, the knee labelled, and each probe's 95 %
-// interval of output throughput (when the point has one) as a vertical bar.
-func frontierSeries(v *view) []charts.Series {
+// isRateSearch reports whether a search's probes are request rates (search: {over: rate}):
+// its probes are drawn against a request-rate axis, never on one with concurrencies. Read
+// from the probes' loads, so it holds whatever else the file says of what was searched.
+func isRateSearch(s schema.SweepResult) bool {
+	return slices.ContainsFunc(s.Probes, func(p schema.SweepProbe) bool { return p.PointLoad().IsRate() })
+}
+
+// loadX is a point's place on a load axis: its concurrency, or its request rate.
+func loadX(l schema.Load) float64 {
+	if l.IsRate() {
+		return l.Rate
+	}
+	return float64(l.Concurrency)
+}
+
+// loadTip names a point in a mark's tooltip: "C=16", "2.5 req/s (cap 64)".
+func loadTip(l schema.Load) string {
+	if l.IsRate() {
+		return l.Label()
+	}
+	return fmt.Sprintf("C=%d", l.Concurrency)
+}
+
+// loadAxisLabel is the x axis of points drawn against load: concurrency, or request rate.
+func loadAxisLabel(rate bool) string {
+	if rate {
+		return "request rate (req/s)"
+	}
+	return "concurrency"
+}
+
+// kneeLoad is a search's knee as a point: its concurrency, or for a search over request rate
+// the highest probe that met the SLO below the lowest decided to miss it (the knee a bisection
+// on the rate reports). Zero when there is none or it is unknown.
+func kneeLoad(s schema.SweepResult) schema.Load {
+	if s.KneeUnknown != "" {
+		return schema.Load{}
+	}
+	if !isRateSearch(s) {
+		if s.Knee > 0 {
+			return schema.Conc(s.Knee)
+		}
+		return schema.Load{}
+	}
+	miss := firstMiss(s)
+	var knee schema.Load
+	for _, p := range s.Probes {
+		l := p.PointLoad()
+		met := p.Verdict == schema.VerdictMeets || (p.Verdict == "" && p.Met)
+		if met && !p.NoEvidence && (miss.IsZero() || l.Compare(miss) < 0) && (knee.IsZero() || l.Compare(knee) > 0) {
+			knee = l
+		}
+	}
+	return knee
+}
+
+// upperBound is the highest point a search could probe, as its reasons name it: c<to>, or
+// for a search over request rate its highest probe.
+func upperBound(s schema.SweepResult) schema.Load {
+	if !isRateSearch(s) {
+		return schema.Conc(s.To)
+	}
+	var top schema.Load
+	for _, p := range s.Probes {
+		if l := p.PointLoad(); top.IsZero() || l.Compare(top) > 0 {
+			top = l
+		}
+	}
+	return top
+}
+
+// undecidedLoads lists the probes that measured to their max without a verdict, in order.
+func undecidedLoads(s schema.SweepResult) []schema.Load {
+	var out []schema.Load
+	for _, p := range s.Probes {
+		if p.Verdict == schema.VerdictUndecided {
+			out = append(out, p.PointLoad())
+		}
+	}
+	slices.SortFunc(out, schema.Load.Compare)
+	return out
+}
+
+// frontierSeries draws the searched cells' probes of one kind (over concurrency, or over
+// request rate) as output tok/s against load: filled where the SLO held, hollow where it did
+// not, the knee labelled, and each probe's 95 % interval of output throughput (when the point
+// has one) as a vertical bar.
+func frontierSeries(v *view, rate bool) []charts.Series {
 	var out []charts.Series
 	for i, s := range searches(v.in) {
+		if isRateSearch(s) != rate {
+			continue
+		}
+		knee := kneeLoad(s)
 		met := charts.Series{Name: s.Cell + ": meets SLO", Color: charts.Color(i), Marker: charts.Circle}
 		miss := charts.Series{Name: s.Cell + ": misses SLO", Color: charts.Color(i), Marker: charts.Circle, Hollow: true}
 		undecided := charts.Series{Name: s.Cell + ": undecided", Color: charts.Color(i), Marker: charts.Triangle, Hollow: true}
@@ -52,8 +140,9 @@ func frontierSeries(v *view) []charts.Series {
 			if p.Throughput == nil {
 				continue
 			}
-			pt := charts.Point{X: float64(p.Concurrency), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, C=%d", s.Cell, p.Concurrency)}
-			if p.Concurrency == s.Knee && s.Knee != 0 {
+			l := p.PointLoad()
+			pt := charts.Point{X: loadX(l), Y: *p.Throughput, Tip: fmt.Sprintf("cell %s, %s", s.Cell, loadTip(l))}
+			if l == knee && !knee.IsZero() {
 				pt.Label = "knee " + bandText(&s)
 			}
 			switch {
@@ -65,7 +154,7 @@ func frontierSeries(v *view) []charts.Series {
 			default:
 				miss.Points = append(miss.Points, pt)
 			}
-			if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
+			if r := frontierRow(v, s.Cell, l); r != nil {
 				if iv, ok := r.Intervals["output_tok_s"]; ok {
 					out = append(out, charts.Series{Color: charts.Color(i), Marker: charts.None, Line: true, NoLegend: true,
 						Points: []charts.Point{{X: pt.X, Y: iv.Lo}, {X: pt.X, Y: iv.Hi}}})
@@ -80,14 +169,15 @@ func frontierSeries(v *view) []charts.Series {
 	return out
 }
 
-// kneeSpans shade each search's knee band (when probes were undecided, so it is wider than
-// one concurrency) in the search's colour; a band whose lower end is "none" starts at from.
+// kneeSpans shade each concurrency search's knee band (when probes were undecided, so it is
+// wider than one concurrency) in the search's colour; a band whose lower end is "none" starts
+// at from.
 func kneeSpans(v *view, cells map[string]int) []charts.Span {
 	var out []charts.Span
 	for _, s := range searches(v.in) {
 		i, ok := cells[s.Cell]
 		lo, hi := s.KneeBand()
-		if !ok || s.KneeUnknown != "" || lo == hi || hi == 0 {
+		if !ok || s.KneeUnknown != "" || lo == hi || hi == 0 || isRateSearch(s) {
 			continue
 		}
 		out = append(out, charts.Span{Name: s.Cell + ": knee band " + bandRange(&s), X0: float64(max(lo, s.From)), X1: float64(hi), Color: charts.Color(i)})
@@ -124,28 +214,66 @@ func sloPanelW(n int) float64 {
 	return contentW / 2
 }
 
+// frontierKinds says which probe charts the frontier page draws, in order: one for searches
+// over concurrency, one for searches over request rate (never both on one axis).
+func frontierKinds(v *view) []bool {
+	var conc, rate bool
+	for _, s := range searches(v.in) {
+		if isRateSearch(s) {
+			rate = true
+		} else {
+			conc = true
+		}
+	}
+	var out []bool
+	if conc {
+		out = append(out, false)
+	}
+	if rate {
+		out = append(out, true)
+	}
+	return out
+}
+
+// frontierChart is the probe chart of the searches of one kind.
+func frontierChart(v *view, rate bool) charts.Chart {
+	title := "Probes of each SLO search: output throughput by concurrency"
+	if rate {
+		title = "Probes of each SLO search over request rate: output throughput by request rate"
+	}
+	ch := charts.Chart{
+		Title:  title,
+		X:      charts.Axis{Label: loadAxisLabel(rate)},
+		Y:      charts.Axis{Label: "output tok/s (bars: 95 % interval)"},
+		Series: frontierSeries(v, rate), Legend: true,
+		Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(frontierChartH) * vg.Millimeter, FontSize: 7,
+		Empty: "no probe has a throughput",
+	}
+	if !rate {
+		ch.Spans = kneeSpans(v, searchIndex(v))
+	}
+	return ch
+}
+
 func frontierCharts(v *view, art *artwork) []job {
 	if len(searches(v.in)) == 0 {
 		return nil
 	}
-	jobs := []job{func() error {
-		ch := charts.Chart{
-			Title:  "Probes of each SLO search: output throughput by concurrency",
-			X:      charts.Axis{Label: "concurrency"},
-			Y:      charts.Axis{Label: "output tok/s (bars: 95 % interval)"},
-			Series: frontierSeries(v), Spans: kneeSpans(v, searchIndex(v)), Legend: true,
-			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(frontierChartH) * vg.Millimeter, FontSize: 7,
-			Empty: "no probe has a throughput",
-		}
-		f, err := art.chartFig(ch)
-		if err != nil {
-			return fmt.Errorf("frontier chart: %w", err)
-		}
-		art.mu.Lock()
-		art.frontier = f
-		art.mu.Unlock()
-		return nil
-	}}
+	kinds := frontierKinds(v)
+	art.frontier = make([]*figure, len(kinds))
+	var jobs []job
+	for i, rate := range kinds {
+		jobs = append(jobs, func() error {
+			f, err := art.chartFig(frontierChart(v, rate))
+			if err != nil {
+				return fmt.Errorf("frontier chart: %w", err)
+			}
+			art.mu.Lock()
+			art.frontier[i] = f
+			art.mu.Unlock()
+			return nil
+		})
+	}
 	panels, _ := sloPanels(v)
 	art.slo = make([]*figure, len(panels))
 	for i, p := range panels {
@@ -181,11 +309,17 @@ func frontierPage(d sink, v *view, art *artwork) {
 			note += " Goodput is the knee point's requests per second that met every per-request target of the cell's slo (DistServe's goodput), " +
 				"with the SLO attainment (the fraction of its requests, failed ones included, that met them) in brackets."
 		}
+		if slices.ContainsFunc(ss, isRateSearch) {
+			note += " A search over request rate (search: {over: rate}) bisects on the rate instead: its knee is the highest request rate whose point meets the SLO, " +
+				"and its probes are drawn against request rate (req/s) on a chart of their own, never on the concurrency axis."
+		}
 		d.para(note, 8, fontstyle.Normal, &colorMuted)
 		d.space(1)
-		if art.frontier != nil {
-			d.images(frontierChartH, art.frontier)
-			d.space(2)
+		for _, f := range art.frontier {
+			if f != nil {
+				d.images(frontierChartH, f)
+				d.space(2)
+			}
 		}
 		cols := []tcol{{head: "Cell", w: 5}, {head: "SLO", w: 8}, {head: "Knee", w: 3, align: align.Right},
 			{head: "Knee tok/s", w: 3, align: align.Right}, {head: "req/s", w: 2, align: align.Right},
@@ -211,7 +345,7 @@ func frontierPage(d sink, v *view, art *artwork) {
 				case p.NoEvidence:
 					mark = "?"
 				}
-				probes = append(probes, fmt.Sprintf("c%d%s", p.Concurrency, mark))
+				probes = append(probes, p.PointLoad().Key()+mark)
 			}
 			row := []tcell{plain(s.Cell), plain(s.SLO), {text: knee, bold: true}, plain(num(s.KneeOutputTokS)), plain(num(s.KneeRequestThroughput)),
 				plain(fmt.Sprintf("%s of <= %d: %s", plural.N(len(s.Probes), "probe"), s.Bound, strings.Join(probes, " ")))}
@@ -307,8 +441,16 @@ func kneeGoodput(s schema.SweepResult) string {
 	return out
 }
 
-// bandText is the knee with its band as the pages print it: the core PDF fonts have no "≥".
-func bandText(s *schema.SweepResult) string { return strings.ReplaceAll(s.BandText(), "≥", ">=") }
+// bandText is the knee with its band as the pages print it: the core PDF fonts have no "≥". A
+// search over request rate whose file names no knee its schema can print (a rate knee is no
+// concurrency) is named by its knee probe's key (r2.5).
+func bandText(s *schema.SweepResult) string {
+	t := s.BandText()
+	if k := kneeLoad(*s); t == "none" && k.IsRate() {
+		t = k.Key()
+	}
+	return strings.ReplaceAll(t, "≥", ">=")
+}
 
 // loadCell is a point in a table's C column: its concurrency, or a rate point's key (r2.5-cap64).
 func loadCell(l schema.Load) string {

@@ -18,7 +18,7 @@ import (
 // sloProbe is one probe of a search as a clause panel draws it: the value the clause read and
 // its 95 % interval when the point has one.
 type sloProbe struct {
-	conc  int
+	at    schema.Load // the probe's point: a concurrency, or a request rate
 	value float64
 	iv    *schema.Interval
 	holds bool // the clause held at this probe
@@ -30,30 +30,33 @@ type sloProbe struct {
 // sloCell is one searched cell's probes under one clause.
 type sloCell struct {
 	cell     string
-	series   int // the search's index: its colour, as on the throughput chart
-	knee     int // 0: no knee
-	lo, hi   int // the knee's band when probes were undecided (0, 0: exact); lo from `from` when it is "none"
+	series   int         // the search's index: its colour, as on the throughput chart
+	rate     bool        // the search is over request rate: its panel's x axis is req/s
+	knee     schema.Load // zero: no knee
+	lo, hi   int         // the knee's band when probes were undecided (0, 0: exact); lo from `from` when it is "none"
 	band     string
-	miss     int // the probe whose miss bounds the knee from above (0: none)
+	miss     schema.Load // the probe whose miss bounds the knee from above (zero: none)
 	probes   []sloProbe
-	unstated []int // probes without a value of the clause's variable (a failed point)
+	unstated []schema.Load // probes without a value of the clause's variable (a failed point)
 }
 
-// sloPanel is one clause of the searches' SLOs: the variable against concurrency for every
-// search whose SLO has the clause, with the threshold.
+// sloPanel is one clause of the searches' SLOs: the variable against load for every search
+// whose SLO has the clause, with the threshold — against concurrency, or for searches over
+// request rate a panel of their own against the rate (never both on one axis).
 type sloPanel struct {
 	clause gate.Threshold
+	rate   bool
 	cells  []sloCell
 }
 
 // firstMiss is the lowest probe decided to miss the SLO: the search's bracket top, so the knee
-// is the highest pass below it (0 when no probe missed). A probe without a valid request is no
-// evidence either way, not a miss; nor is an undecided one.
-func firstMiss(s schema.SweepResult) int {
-	lo := 0
+// is the highest pass below it (zero when no probe missed). A probe without a valid request is
+// no evidence either way, not a miss; nor is an undecided one.
+func firstMiss(s schema.SweepResult) schema.Load {
+	var lo schema.Load
 	for _, p := range s.Probes {
-		if !p.Met && !p.NoEvidence && p.Verdict != schema.VerdictUndecided && (lo == 0 || p.Concurrency < lo) {
-			lo = p.Concurrency
+		if l := p.PointLoad(); !p.Met && !p.NoEvidence && p.Verdict != schema.VerdictUndecided && (lo.IsZero() || l.Compare(lo) < 0) {
+			lo = l
 		}
 	}
 	return lo
@@ -75,12 +78,13 @@ func sloPanels(v *view) (panels []sloPanel, notDrawn []string) {
 			notDrawn = append(notDrawn, s.Cell+": "+r)
 		}
 		for _, t := range ts {
-			key := fmt.Sprintf("%s %s %v", t.Name, t.Op, t.Limit)
+			rate := isRateSearch(s)
+			key := fmt.Sprintf("%s %s %v %v", t.Name, t.Op, t.Limit, rate)
 			j, ok := at[key]
 			if !ok {
 				j = len(panels)
 				at[key] = j
-				panels = append(panels, sloPanel{clause: t})
+				panels = append(panels, sloPanel{clause: t, rate: rate})
 			}
 			panels[j].cells = append(panels[j].cells, sloCellOf(v, s, i, t))
 		}
@@ -89,25 +93,25 @@ func sloPanels(v *view) (panels []sloPanel, notDrawn []string) {
 }
 
 func sloCellOf(v *view, s schema.SweepResult, series int, t gate.Threshold) sloCell {
-	c := sloCell{cell: s.Cell, series: series, knee: s.Knee, miss: firstMiss(s)}
-	if lo, hi := s.KneeBand(); s.KneeUnknown == "" && lo != hi {
+	c := sloCell{cell: s.Cell, series: series, rate: isRateSearch(s), knee: kneeLoad(s), miss: firstMiss(s)}
+	if lo, hi := s.KneeBand(); s.KneeUnknown == "" && lo != hi && !c.rate {
 		c.lo, c.hi, c.band = max(lo, s.From), hi, bandRange(&s)
 	}
 	for _, p := range s.Probes {
-		val, ok := probeValue(frontierRow(v, s.Cell, p.Concurrency), p, t.Name)
+		val, ok := probeValue(frontierRow(v, s.Cell, p.PointLoad()), p, t.Name)
 		if !ok || p.NoEvidence {
-			c.unstated = append(c.unstated, p.Concurrency)
+			c.unstated = append(c.unstated, p.PointLoad())
 			continue
 		}
-		sp := sloProbe{conc: p.Concurrency, value: val, holds: t.Holds(val), met: p.Met, undecided: p.Verdict == schema.VerdictUndecided}
-		if r := frontierRow(v, s.Cell, p.Concurrency); r != nil {
+		sp := sloProbe{at: p.PointLoad(), value: val, holds: t.Holds(val), met: p.Met, undecided: p.Verdict == schema.VerdictUndecided}
+		if r := frontierRow(v, s.Cell, p.PointLoad()); r != nil {
 			if iv, ok := r.Intervals[t.Name]; ok {
 				sp.iv = &iv
 			}
 		}
 		c.probes = append(c.probes, sp)
 	}
-	slices.SortFunc(c.probes, func(a, b sloProbe) int { return a.conc - b.conc })
+	slices.SortFunc(c.probes, func(a, b sloProbe) int { return a.at.Compare(b.at) })
 	return c
 }
 
@@ -161,8 +165,8 @@ func (p sloPanel) chart(w, h float64) charts.Chart {
 		misses := charts.Series{Name: c.cell + ": misses", Color: col, Marker: charts.Circle, Hollow: true}
 		undecided := charts.Series{Name: c.cell + ": SLO undecided", Color: col, Marker: charts.Triangle, Hollow: true}
 		for _, pr := range c.probes {
-			x := float64(pr.conc)
-			pt := charts.Point{X: x, Y: pr.value, Tip: fmt.Sprintf("cell %s, C=%d: %s", c.cell, pr.conc, verdictText(pr))}
+			x := loadX(pr.at)
+			pt := charts.Point{X: x, Y: pr.value, Tip: fmt.Sprintf("cell %s, %s: %s", c.cell, loadTip(pr.at), verdictText(pr))}
 			if pr.iv != nil {
 				pt.Tip += fmt.Sprintf("; 95 %% interval %s to %s", strconv.FormatFloat(pr.iv.Lo, 'g', -1, 64), strconv.FormatFloat(pr.iv.Hi, 'g', -1, 64))
 				series = append(series, charts.Series{Color: col, Marker: charts.None, Line: true, NoLegend: true,
@@ -181,14 +185,14 @@ func (p sloPanel) chart(w, h float64) charts.Chart {
 		if len(undecided.Points) > 0 {
 			series = append(series, undecided)
 		}
-		if c.knee != 0 {
-			series = append(series, charts.Series{Name: fmt.Sprintf("%s: knee c%d", c.cell, c.knee), Color: col, Marker: charts.None,
-				Line: true, Dashed: true, Width: 0.7, Points: []charts.Point{{X: float64(c.knee), Y: y.Min}, {X: float64(c.knee), Y: y.Max}}})
+		if !c.knee.IsZero() {
+			series = append(series, charts.Series{Name: fmt.Sprintf("%s: knee %s", c.cell, c.knee.Key()), Color: col, Marker: charts.None,
+				Line: true, Dashed: true, Width: 0.7, Points: []charts.Point{{X: loadX(c.knee), Y: y.Min}, {X: loadX(c.knee), Y: y.Max}}})
 		}
 	}
 	return charts.Chart{
 		Title:  p.clause.Clause,
-		X:      charts.Axis{Label: "concurrency"},
+		X:      charts.Axis{Label: loadAxisLabel(p.rate)},
 		Y:      y,
 		Series: series, Spans: spans, Legend: true,
 		Refs:  []charts.RefLine{{Name: "SLO limit " + p.clause.Op + " " + stated(p.clause.Limit), Y: p.clause.Limit, Color: colorThreshold}},
@@ -244,17 +248,17 @@ func verdictText(p sloProbe) string {
 func kneeReasons(v *view, panels []sloPanel) []string {
 	var out []string
 	for _, s := range searches(v.in) {
-		miss := firstMiss(s)
+		miss, upper := firstMiss(s), upperBound(s)
 		switch {
 		case s.KneeUnknown != "":
 			out = append(out, fmt.Sprintf("%s: knee unknown: %s", s.Cell, strings.TrimSuffix(s.KneeUnknown, ".")+"."))
 			continue
-		case miss == 0 && len(s.Undecided()) > 0:
-			out = append(out, fmt.Sprintf("%s: no probe up to c%d is decided to miss the SLO (%s undecided): knee %s; it may lie beyond the search's upper bound.",
-				s.Cell, s.To, fmtConcs(s.Undecided()), bandText(&s)))
+		case miss.IsZero() && len(undecidedLoads(s)) > 0:
+			out = append(out, fmt.Sprintf("%s: no probe up to %s is decided to miss the SLO (%s undecided): knee %s; it may lie beyond the search's upper bound.",
+				s.Cell, upper, fmtLoads(undecidedLoads(s)), bandText(&s)))
 			continue
-		case miss == 0:
-			out = append(out, fmt.Sprintf("%s: every probe up to c%d meets the SLO; the knee may lie beyond the search's upper bound.", s.Cell, s.To))
+		case miss.IsZero():
+			out = append(out, fmt.Sprintf("%s: every probe up to %s meets the SLO; the knee may lie beyond the search's upper bound.", s.Cell, upper))
 			continue
 		}
 		var why []string
@@ -264,7 +268,7 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 					continue
 				}
 				for _, pr := range c.probes {
-					if pr.conc == miss && !pr.holds {
+					if pr.at == miss && !pr.holds {
 						why = append(why, fmt.Sprintf("%s (%s = %s)", p.clause.Clause, p.clause.Name, fnum(pr.value)))
 					}
 				}
@@ -277,25 +281,26 @@ func kneeReasons(v *view, panels []sloPanel) []string {
 		case len(why) == 0:
 			reason = "misses the SLO on a clause not drawn"
 		}
-		if s.Knee == 0 {
-			out = append(out, fmt.Sprintf("%s: no knee: c%d, the lower bound, %s.", s.Cell, miss, reason))
+		knee := kneeLoad(s)
+		if knee.IsZero() {
+			out = append(out, fmt.Sprintf("%s: no knee: %s, the lower bound, %s.", s.Cell, miss, reason))
 			continue
 		}
-		knee := fmt.Sprintf("knee c%d", s.Knee)
+		kt := "knee " + knee.Key()
 		if lo, hi := s.KneeBand(); lo != hi {
-			knee = fmt.Sprintf("knee %s", bandText(&s))
-			if u := s.Undecided(); len(u) > 0 {
-				reason += "; " + fmtConcs(u) + " undecided"
+			kt = fmt.Sprintf("knee %s", bandText(&s))
+			if u := undecidedLoads(s); len(u) > 0 {
+				reason += "; " + fmtLoads(u) + " undecided"
 			}
 		}
-		out = append(out, fmt.Sprintf("%s: %s because c%d %s.", s.Cell, knee, miss, reason))
+		out = append(out, fmt.Sprintf("%s: %s because %s %s.", s.Cell, kt, miss, reason))
 	}
 	return out
 }
 
-func probeFailed(s schema.SweepResult, conc int) bool {
+func probeFailed(s schema.SweepResult, l schema.Load) bool {
 	for _, p := range s.Probes {
-		if p.Concurrency == conc {
+		if p.PointLoad() == l {
 			return p.Status == schema.CellFailed
 		}
 	}

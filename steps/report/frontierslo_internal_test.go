@@ -80,20 +80,20 @@ func TestSLOPanels(t *testing.T) {
 		got  sloCell
 		want sloCell
 	}{
-		{"ttft", ttft.cells[0], sloCell{cell: "a", knee: 6, miss: 7, unstated: []int{12}, probes: []sloProbe{
-			{conc: 1, value: 43.7, iv: ivp(42, 45), holds: true, met: true},
-			{conc: 6, value: 46.8, holds: true, met: true},
-			{conc: 7, value: 45.7, holds: true},
-			{conc: 24, value: 603.2, iv: ivp(590, 615)}}}},
-		{"itl", itl.cells[0], sloCell{cell: "a", knee: 6, miss: 7, unstated: []int{12}, probes: []sloProbe{
-			{conc: 1, value: 3.99, iv: ivp(3.98, 4.0), holds: true, met: true},
-			{conc: 6, value: 6.48, iv: ivp(6.4, 6.55), holds: true, met: true},
-			{conc: 7, value: 6.97},
-			{conc: 24, value: 7.5}}}},
-		{"errors", errs.cells[0], sloCell{cell: "a", knee: 6, miss: 7, unstated: []int{12}, probes: []sloProbe{
-			{conc: 1, holds: true, met: true}, {conc: 6, holds: true, met: true}, {conc: 7, holds: true}, {conc: 24, holds: true}}}},
-		{"second search", ttft.cells[1], sloCell{cell: "b", series: 1, knee: 1, miss: 8, probes: []sloProbe{
-			{conc: 1, value: 40, holds: true, met: true}, {conc: 8, value: 310}}}},
+		{"ttft", ttft.cells[0], sloCell{cell: "a", knee: schema.Conc(6), miss: schema.Conc(7), unstated: []schema.Load{schema.Conc(12)}, probes: []sloProbe{
+			{at: schema.Conc(1), value: 43.7, iv: ivp(42, 45), holds: true, met: true},
+			{at: schema.Conc(6), value: 46.8, holds: true, met: true},
+			{at: schema.Conc(7), value: 45.7, holds: true},
+			{at: schema.Conc(24), value: 603.2, iv: ivp(590, 615)}}}},
+		{"itl", itl.cells[0], sloCell{cell: "a", knee: schema.Conc(6), miss: schema.Conc(7), unstated: []schema.Load{schema.Conc(12)}, probes: []sloProbe{
+			{at: schema.Conc(1), value: 3.99, iv: ivp(3.98, 4.0), holds: true, met: true},
+			{at: schema.Conc(6), value: 6.48, iv: ivp(6.4, 6.55), holds: true, met: true},
+			{at: schema.Conc(7), value: 6.97},
+			{at: schema.Conc(24), value: 7.5}}}},
+		{"errors", errs.cells[0], sloCell{cell: "a", knee: schema.Conc(6), miss: schema.Conc(7), unstated: []schema.Load{schema.Conc(12)}, probes: []sloProbe{
+			{at: schema.Conc(1), holds: true, met: true}, {at: schema.Conc(6), holds: true, met: true}, {at: schema.Conc(7), holds: true}, {at: schema.Conc(24), holds: true}}}},
+		{"second search", ttft.cells[1], sloCell{cell: "b", series: 1, knee: schema.Conc(1), miss: schema.Conc(8), probes: []sloProbe{
+			{at: schema.Conc(1), value: 40, holds: true, met: true}, {at: schema.Conc(8), value: 310}}}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, tc.got, tc.want)

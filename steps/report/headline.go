@@ -238,10 +238,11 @@ func requestErrors(v *view) (reqs, errs, points int) {
 // and the search, nil when the cell did not search or found no knee.
 func kneeRow(v *view, cell string) (*schema.AtlasRow, *schema.SweepResult) {
 	for i, s := range v.in.Sweeps {
-		if s.Mode != schema.SweepSearch || s.Knee == 0 || s.Cell != cell {
+		knee := kneeLoad(s)
+		if s.Mode != schema.SweepSearch || knee.IsZero() || s.Cell != cell {
 			continue
 		}
-		if r := frontierRow(v, cell, s.Knee); r != nil && r.OutputTokPerSPerGPU != nil {
+		if r := frontierRow(v, cell, knee); r != nil && r.OutputTokPerSPerGPU != nil {
 			return r, &v.in.Sweeps[i]
 		}
 	}
