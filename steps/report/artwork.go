@@ -17,11 +17,11 @@ type artwork struct {
 	legend  *figure
 
 	tpm        *figure
-	dcgm       [2]*figure
+	dcgm       [][2]*figure // tokens per watt and DRAM active: against concurrency, then against request rate
 	dcgmLegend *figure
 	roofA      *figure
 	roofB      *figure
-	spec       *figure
+	spec       []*figure // acceptance length against concurrency, then against request rate
 	frontier   []*figure // the searches' probes: over concurrency, then over request rate
 	slo        []*figure // the SLO's clauses against load, one panel each
 }

@@ -19,7 +19,7 @@ const dcgmChartH = 50.0
 type dcgmRow struct {
 	cell                    string
 	load                    schema.Load
-	c, gpus                 int // c: the point's concurrency (a rate point's cap), its chart position
+	c, gpus                 int // c: the point's concurrency (a rate point's cap)
 	sm, tensor, dram, power *float64
 	tokW                    *float64
 	grounded                bool
@@ -105,43 +105,65 @@ func dcgmCharts(v *view, art *artwork) []job {
 			get      func(dcgmRow) *float64
 			scale    float64
 		}{
-			{"Tokens per watt vs concurrency", "output tokens/J (tok/s per W)", func(r dcgmRow) *float64 { return r.tokW }, 1},
-			{"DRAM active vs concurrency", "DRAM active (% of time)", func(r dcgmRow) *float64 { return r.dram }, 100},
+			{"Tokens per watt vs ", "output tokens/J (tok/s per W)", func(r dcgmRow) *float64 { return r.tokW }, 1},
+			{"DRAM active vs ", "DRAM active (% of time)", func(r dcgmRow) *float64 { return r.dram }, 100},
 		}
-		for i, p := range panes {
-			var series []charts.Series
-			for ci, cell := range cells {
-				s := charts.Series{Name: cell, Color: charts.Color(ci), Marker: charts.Marker(ci % 2), Line: true}
-				for _, r := range rows {
-					if r.cell == cell {
-						if y := p.get(r); y != nil {
-							s.Points = append(s.Points, charts.Point{X: float64(r.c), Y: *y * p.scale, Tip: fmt.Sprintf("cell %s, C=%d", cell, r.c)})
+		for _, rate := range loadKinds(rows) { // concurrency points, then rate points: never one axis
+			kind := "concurrency"
+			axis := charts.Axis{Label: "concurrency (requests in flight)", Log: true, Ticks: loadTicks(rows, false)}
+			if rate {
+				kind, axis = "request rate", charts.Axis{Label: loadAxisLabel(true), Log: true, Ticks: loadTicks(rows, true)}
+			}
+			var figs [2]*figure
+			for i, p := range panes {
+				var series []charts.Series
+				for ci, cell := range cells {
+					s := charts.Series{Name: cell, Color: charts.Color(ci), Marker: charts.Marker(ci % 2), Line: true}
+					for _, r := range rows {
+						if r.cell == cell && r.load.IsRate() == rate {
+							if y := p.get(r); y != nil {
+								s.Points = append(s.Points, charts.Point{X: loadX(r.load), Y: *y * p.scale, Tip: fmt.Sprintf("cell %s, %s", cell, loadTip(r.load))})
+							}
 						}
 					}
+					series = append(series, s)
 				}
-				series = append(series, s)
-			}
-			ch := charts.Chart{Title: p.title, X: charts.Axis{Label: "concurrency (requests in flight)", Log: true, Ticks: concTicks(rows)}, Y: charts.Axis{Label: p.y},
-				Series: series, Width: vg.Length(contentW/2) * vg.Millimeter, Height: vg.Length(dcgmChartH) * vg.Millimeter,
-				FontSize: 6.5, Empty: "not measured"}
-			if i == 1 {
-				ch.Y.Min, ch.Y.Max = 0, 100
-			}
-			f, err := art.chartFig(ch)
-			if err != nil {
-				return fmt.Errorf("dcgm chart: %w", err)
-			}
-			art.dcgm[i] = f
-			if i == 0 {
-				lf, err := art.legendFig(series, vg.Length(contentW)*vg.Millimeter, 7)
+				ch := charts.Chart{Title: p.title + kind, X: axis, Y: charts.Axis{Label: p.y},
+					Series: series, Width: vg.Length(contentW/2) * vg.Millimeter, Height: vg.Length(dcgmChartH) * vg.Millimeter,
+					FontSize: 6.5, Empty: "not measured"}
+				if i == 1 {
+					ch.Y.Min, ch.Y.Max = 0, 100
+				}
+				f, err := art.chartFig(ch)
 				if err != nil {
-					return fmt.Errorf("dcgm legend: %w", err)
+					return fmt.Errorf("dcgm chart: %w", err)
 				}
-				art.dcgmLegend = lf
+				figs[i] = f
+				if i == 0 && art.dcgmLegend == nil {
+					lf, err := art.legendFig(series, vg.Length(contentW)*vg.Millimeter, 7)
+					if err != nil {
+						return fmt.Errorf("dcgm legend: %w", err)
+					}
+					art.dcgmLegend = lf
+				}
 			}
+			art.dcgm = append(art.dcgm, figs)
 		}
 		return nil
 	}}
+}
+
+// loadKinds says which load axes a page's rows need, in order: concurrency (false) when some
+// row is a concurrency point, request rate (true) when some is a rate point.
+func loadKinds(rows []dcgmRow) []bool {
+	var out []bool
+	if slices.ContainsFunc(rows, func(r dcgmRow) bool { return !r.load.IsRate() }) {
+		out = append(out, false)
+	}
+	if slices.ContainsFunc(rows, func(r dcgmRow) bool { return r.load.IsRate() }) {
+		out = append(out, true)
+	}
+	return out
 }
 
 // dcgmPage shows per cell and point the DCGM window means (SM, tensor, DRAM active, power) and
@@ -155,7 +177,12 @@ func dcgmPage(d sink, v *view, art *artwork) {
 	}
 	d.para("Window means over each point's benchmark window, averaged over the endpoint's GPUs. Activity fields are DCGM duty cycles (share of time the unit was busy), not bytes or FLOPs. Tokens per watt = output tok/s / (power per GPU x GPUs).",
 		7.5, fontstyle.Normal, &colorMuted)
-	d.images(dcgmChartH, art.dcgm[0], art.dcgm[1])
+	for i, figs := range art.dcgm {
+		if i > 0 {
+			d.space(2)
+		}
+		d.images(dcgmChartH, figs[0], figs[1])
+	}
 	d.images(art.dcgmLegend.h, art.dcgmLegend)
 	cols := []tcol{
 		{head: "Cell", w: 8}, {head: "C", w: 4, align: align.Right}, {head: "GPUs", w: 2, align: align.Right},
@@ -175,12 +202,13 @@ func dcgmPage(d sink, v *view, art *artwork) {
 	d.table(cols, nil, out)
 }
 
-// concTicks are the distinct concurrencies of the DCGM rows, the X ticks of its charts.
-func concTicks(rows []dcgmRow) []float64 {
+// loadTicks are the distinct concurrencies (or request rates) of the DCGM rows, the X ticks of
+// their charts.
+func loadTicks(rows []dcgmRow, rate bool) []float64 {
 	var out []float64
 	for _, r := range rows {
-		if !slices.Contains(out, float64(r.c)) {
-			out = append(out, float64(r.c))
+		if x := loadX(r.load); r.load.IsRate() == rate && !slices.Contains(out, x) {
+			out = append(out, x)
 		}
 	}
 	slices.Sort(out)

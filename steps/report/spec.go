@@ -17,7 +17,7 @@ const specChartH = 70.0
 
 // specPoint is one point's speculative-decoding acceptance.
 type specPoint struct {
-	c      int
+	load   schema.Load
 	al, ar *float64
 }
 
@@ -41,7 +41,7 @@ func specCells(in Input, v *view) []specCell {
 			by[cell] = map[schema.Load]*specPoint{}
 		}
 		if by[cell][l] == nil {
-			by[cell][l] = &specPoint{c: l.InFlight(), al: al, ar: ar}
+			by[cell][l] = &specPoint{load: l, al: al, ar: ar}
 		}
 	}
 	for i := range v.rows {
@@ -60,7 +60,7 @@ func specCells(in Input, v *view) []specCell {
 		for _, p := range pts {
 			sc.points = append(sc.points, *p)
 		}
-		slices.SortFunc(sc.points, func(a, b specPoint) int { return a.c - b.c })
+		slices.SortFunc(sc.points, func(a, b specPoint) int { return a.load.Compare(b.load) })
 		out = append(out, sc)
 	}
 	slices.SortFunc(out, func(a, b specCell) int {
@@ -80,43 +80,70 @@ func specCharts(v *view, art *artwork) []job {
 	if len(cells) == 0 {
 		return nil
 	}
-	return []job{func() error {
-		var series []charts.Series
-		var ticks []float64
-		named := map[string]bool{}
-		for i, sc := range cells {
-			s := charts.Series{Name: sc.cell, Color: charts.Color(i), Marker: charts.Circle, Line: true, Width: 0.6}
-			if sc.variant != nil {
-				s.Name, s.Color, s.Marker, s.Hollow = sc.variant.label, sc.variant.color, sc.variant.marker, sc.variant.key.MTP
-				s.NoLegend = named[s.Name]
-				named[s.Name] = true
+	var kinds []bool // concurrency points, then rate points: one chart each, never one axis
+	for _, rate := range []bool{false, true} {
+		if slices.ContainsFunc(cells, func(sc specCell) bool {
+			return slices.ContainsFunc(sc.points, func(p specPoint) bool { return p.al != nil && p.load.IsRate() == rate })
+		}) {
+			kinds = append(kinds, rate)
+		}
+	}
+	if len(kinds) == 0 {
+		kinds = []bool{false} // the chart says nothing was measured
+	}
+	art.spec = make([]*figure, len(kinds))
+	var jobs []job
+	for k, rate := range kinds {
+		jobs = append(jobs, func() error {
+			f, err := art.chartFig(specChart(cells, rate))
+			if err != nil {
+				return fmt.Errorf("spec chart: %w", err)
 			}
-			for _, p := range sc.points {
-				if p.al != nil {
-					s.Points = append(s.Points, charts.Point{X: float64(p.c), Y: *p.al, Tip: fmt.Sprintf("cell %s, C=%d", sc.cell, p.c)})
-					if !slices.Contains(ticks, float64(p.c)) {
-						ticks = append(ticks, float64(p.c))
-					}
+			art.mu.Lock()
+			art.spec[k] = f
+			art.mu.Unlock()
+			return nil
+		})
+	}
+	return jobs
+}
+
+// specChart draws acceptance length against the concurrency points of the cells, or against
+// their request-rate points.
+func specChart(cells []specCell, rate bool) charts.Chart {
+	var series []charts.Series
+	var ticks []float64
+	named := map[string]bool{}
+	for i, sc := range cells {
+		s := charts.Series{Name: sc.cell, Color: charts.Color(i), Marker: charts.Circle, Line: true, Width: 0.6}
+		if sc.variant != nil {
+			s.Name, s.Color, s.Marker, s.Hollow = sc.variant.label, sc.variant.color, sc.variant.marker, sc.variant.key.MTP
+			s.NoLegend = named[s.Name]
+			named[s.Name] = true
+		}
+		for _, p := range sc.points {
+			if p.al != nil && p.load.IsRate() == rate {
+				x := loadX(p.load)
+				s.Points = append(s.Points, charts.Point{X: x, Y: *p.al, Tip: fmt.Sprintf("cell %s, %s", sc.cell, loadTip(p.load))})
+				if !slices.Contains(ticks, x) {
+					ticks = append(ticks, x)
 				}
 			}
-			series = append(series, s)
 		}
-		slices.Sort(ticks)
-		ch := charts.Chart{
-			Title:  "Acceptance length vs concurrency (one line per cell)",
-			X:      charts.Axis{Label: "concurrency (requests in flight)", Log: true, Ticks: ticks},
-			Y:      charts.Axis{Label: "acceptance length (tokens per step)"},
-			Series: series, Legend: true,
-			Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(specChartH) * vg.Millimeter, FontSize: 7,
-			Empty: "no acceptance length measured",
-		}
-		f, err := art.chartFig(ch)
-		if err != nil {
-			return fmt.Errorf("spec chart: %w", err)
-		}
-		art.spec = f
-		return nil
-	}}
+		series = append(series, s)
+	}
+	slices.Sort(ticks)
+	title, axis := "Acceptance length vs concurrency (one line per cell)", charts.Axis{Label: "concurrency (requests in flight)", Log: true, Ticks: ticks}
+	if rate {
+		title, axis = "Acceptance length vs request rate (one line per cell)", charts.Axis{Label: loadAxisLabel(true), Log: true, Ticks: ticks}
+	}
+	return charts.Chart{
+		Title: title, X: axis,
+		Y:      charts.Axis{Label: "acceptance length (tokens per step)"},
+		Series: series, Legend: true,
+		Width: vg.Length(contentW) * vg.Millimeter, Height: vg.Length(specChartH) * vg.Millimeter, FontSize: 7,
+		Empty: "no acceptance length measured",
+	}
 }
 
 // specPage shows speculative-decoding acceptance where it was measured.
@@ -129,7 +156,9 @@ func specPage(d sink, v *view, art *artwork) {
 	}
 	d.para("Acceptance length = 1 + accepted / drafts (tokens emitted per verification step); accept rate = accepted / draft tokens, from the server's spec-decode counters scraped before and after each point.",
 		7.5, fontstyle.Normal, &colorMuted)
-	d.images(specChartH, art.spec)
+	for _, f := range art.spec {
+		d.images(specChartH, f)
+	}
 	cols := []tcol{
 		{head: "Cell", w: 12}, {head: "Variant", w: 10}, {head: "Points", w: 3, align: align.Right},
 		{head: "Acceptance length (mean)", w: 5, align: align.Right}, {head: "Acceptance length (min-max)", w: 5, align: align.Right},
