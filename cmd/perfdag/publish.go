@@ -40,7 +40,8 @@ func (a *app) publishCmd() *cobra.Command {
 		Short: "Publish a finished campaign to the lake; strict gates refuse weak evidence",
 		Long: `Publish reads a finished campaign directory (its frozen config.yaml, atlas.jsonl,
 tpm_summary.json, roofline sweeps and champion.json), evaluates the strict gates and
-writes the lake tables atlas_v1, campaign_v1, tpm_v1, cost_v1 and roofline_v1.
+writes the lake tables atlas_v1, campaign_v1, tpm_v1, cost_v1 and roofline_v1, and, for a
+scheduled run whose verdict.json is written, history_v1 (read by 'perfdag history --lake').
 
 Strict gates are expr rules over the campaign's facts (dcgm_grounded, sol_rigor,
 plot_ready_points, roofline_present, steady_window_undercount_cells, failed_cells,

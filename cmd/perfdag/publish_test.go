@@ -108,7 +108,8 @@ func TestPublishCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, c := range counts {
-			if r := last.Receipt.Tables[i]; c.Rows != r.Rows || r.Replaced != r.Rows || c.Rows == 0 {
+			// no scheduler judged this run: no verdict.json, no history_v1 row
+			if r := last.Receipt.Tables[i]; c.Rows != r.Rows || r.Replaced != r.Rows || (c.Rows == 0) != (c.Table == lake.HistoryTable) {
 				t.Errorf("%s: lake %d rows; second publish inserted %d replacing %d", c.Table, c.Rows, r.Rows, r.Replaced)
 			}
 		}

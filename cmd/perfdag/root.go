@@ -87,7 +87,7 @@ func (a *app) main(args []string) int {
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.validateCmd(), a.importCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
-		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.publishCmd(), a.tpmCmd(),
+		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.historyCmd(), a.publishCmd(), a.tpmCmd(),
 		a.serveCmd(), a.simCmd(), a.calibrateCmd(), a.datasetCmd(), a.exportCmd(), a.versionCmd(),
 	}
 }

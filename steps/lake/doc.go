@@ -1,4 +1,4 @@
-// Package lake is where published campaigns land: five versioned tables that later queries,
+// Package lake is where published campaigns land: six versioned tables that later queries,
 // dashboards and baseline diffs read, in an embedded SQLite file or a team's PostgreSQL.
 //
 // # Tables
@@ -21,6 +21,8 @@
 //	             parallel_strategy, mtp, shape).
 //	roofline_v1  schema.RooflineRow, one per imported sweep point.
 //	             key (campaign_id, import_id, phase, concurrency, isl).
+//	history_v1   schema.HistoryRow, one per judged scheduled run (its verdict.json): verdict,
+//	             trigger, baseline, knees. key (campaign_id). Read by perfdag history --lake.
 //	lake_tables  the column signature each table was created with: a perfdag whose tables
 //	             differ refuses to write into the lake rather than fail half way.
 //

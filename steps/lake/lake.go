@@ -55,6 +55,7 @@ type Publication struct {
 	TPM         []schema.TPMRow
 	Cost        []schema.CostRow
 	Roofline    []schema.RooflineRow
+	History     *schema.HistoryRow // the history_v1 row of a judged scheduled run, nil otherwise
 }
 
 // RowSource streams atlas rows to fn (the pointer may be reused between calls), so an atlas of
@@ -175,6 +176,10 @@ func (l *Lake) insert(ctx context.Context, ins *inserter, t Table, p *Publicatio
 			if err := ins.add(ctx, r, id, r.Point+" "+r.Hardware+" "+r.CellID); err != nil {
 				return err
 			}
+		}
+	case HistoryTable:
+		if p.History != nil {
+			return ins.add(ctx, p.History, id, p.CampaignID)
 		}
 	case RooflineTable:
 		for i := range p.Roofline {

@@ -76,7 +76,7 @@ var fullSpec = laketest.Spec{Campaign: "kimi", Cells: 6, Concs: 4, Grounded: tru
 func expected(s laketest.Spec) map[string]int {
 	sum := laketest.TPM(s)
 	return map[string]int{lake.AtlasTable: len(laketest.Atlas(s)), lake.CampaignTable: 1,
-		lake.TPMTable: len(sum.TPMRows()), lake.CostTable: len(sum.CostRows()), lake.RooflineTable: len(laketest.Roofline(s))}
+		lake.TPMTable: len(sum.TPMRows()), lake.CostTable: len(sum.CostRows()), lake.RooflineTable: len(laketest.Roofline(s)), lake.HistoryTable: 1}
 }
 
 func TestPublishTwiceLeavesOneCopy(t *testing.T) {
@@ -294,7 +294,7 @@ func TestCountOfEmptyLake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(counts) != 5 || fmt.Sprint(countsOf(counts)) != "map[atlas_v1:0 campaign_v1:0 cost_v1:0 roofline_v1:0 tpm_v1:0]" {
+	if len(counts) != 6 || fmt.Sprint(countsOf(counts)) != "map[atlas_v1:0 campaign_v1:0 cost_v1:0 history_v1:0 roofline_v1:0 tpm_v1:0]" {
 		t.Errorf("Count on a fresh lake = %v", counts)
 	}
 }

@@ -20,8 +20,11 @@ func (l *Lake) Read(ctx context.Context, table, campaignID string) ([][]any, err
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", table, l.loc, err)
 	}
+	if len(stored) == 0 {
+		return nil, nil // a table this lake never got (history_v1 in a lake older than it)
+	}
 	var rows [][]any
-	if len(stored) > 0 && slices.ContainsFunc(t.Columns, func(c Column) bool { _, ok := stored[c.Name]; return !ok }) {
+	if slices.ContainsFunc(t.Columns, func(c Column) bool { _, ok := stored[c.Name]; return !ok }) {
 		rows, err = l.readOld(ctx, t, stored, campaignID) // written by an older perfdag, not yet upgraded by a publish
 	} else {
 		rows, err = l.conn.query(ctx, l.d.selectSQL(t), campaignID)
@@ -57,6 +60,14 @@ func (l *Lake) Count(ctx context.Context, campaignID string) ([]TableCount, erro
 	}
 	var out []TableCount
 	for _, t := range Tables() {
+		stored, err := l.storedColumns(ctx, l.conn.query, t.Name)
+		if err != nil {
+			return nil, fmt.Errorf("count %s in %s: %w", t.Name, l.loc, err)
+		}
+		if len(stored) == 0 {
+			out = append(out, TableCount{Table: t.Name}) // a table this lake never got
+			continue
+		}
 		rows, err := l.conn.query(ctx, l.d.countSQL(t), campaignID)
 		if err != nil {
 			return nil, fmt.Errorf("count %s in %s: %w", t.Name, l.loc, err)
@@ -66,6 +77,50 @@ func (l *Lake) Count(ctx context.Context, campaignID string) ([]TableCount, erro
 			return nil, err
 		}
 		out = append(out, TableCount{Table: t.Name, Rows: int(n.(int64))})
+	}
+	return out, nil
+}
+
+// Runs lists the campaign ids of a campaign's judged scheduled runs in the lake (history_v1),
+// oldest first (campaign ids begin with their UTC start); none when the lake has no history.
+func (l *Lake) Runs(ctx context.Context, campaign string) ([]string, error) {
+	stored, err := l.storedColumns(ctx, l.conn.query, HistoryTable)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", HistoryTable, l.loc, err)
+	}
+	if len(stored) == 0 {
+		return nil, nil
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE campaign = %s ORDER BY started, %s", ColCampaignID, HistoryTable, l.d.placeholder(1), ColCampaignID)
+	rows, err := l.conn.query(ctx, q, campaign)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", HistoryTable, l.loc, err)
+	}
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
+		v, err := normalize(Column{Name: ColCampaignID, Type: Text}, r[0])
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, v.(string))
+	}
+	return ids, nil
+}
+
+// Records returns the row_json of a campaign's rows of one table, in the table's order: the
+// whole records, to decode into their schema types.
+func (l *Lake) Records(ctx context.Context, table, campaignID string) ([]string, error) {
+	t, _ := TableNamed(table)
+	rows, err := l.Read(ctx, table, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	at := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Name == ColRowJSON })
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		if s, ok := r[at].(string); ok {
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }

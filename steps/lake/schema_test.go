@@ -44,7 +44,7 @@ func jsonFields(t reflect.Type, out map[string]jsonField) {
 func TestColumnsMatchRecords(t *testing.T) {
 	records := map[string]any{
 		lake.AtlasTable: schema.AtlasRow{}, lake.CampaignTable: schema.CampaignRow{}, lake.TPMTable: schema.TPMRow{},
-		lake.CostTable: schema.CostRow{}, lake.RooflineTable: schema.RooflineRow{},
+		lake.CostTable: schema.CostRow{}, lake.RooflineTable: schema.RooflineRow{}, lake.HistoryTable: schema.HistoryRow{},
 	}
 	for _, tb := range lake.Tables() {
 		t.Run(tb.Name, func(t *testing.T) {

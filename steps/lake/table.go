@@ -51,6 +51,7 @@ const (
 	TPMTable      = "tpm_v1"
 	CostTable     = "cost_v1"
 	RooflineTable = "roofline_v1"
+	HistoryTable  = "history_v1"
 )
 
 // column constructors keep the table literals below readable.
@@ -95,7 +96,7 @@ func tpmKey() []Column {
 
 // Tables returns the lake's tables in publish order. Each call builds fresh values.
 func Tables() []Table {
-	return []Table{atlasTable(), campaignTable(), tpmTable(), costTable(), rooflineTable()}
+	return []Table{atlasTable(), campaignTable(), tpmTable(), costTable(), rooflineTable(), historyTable()}
 }
 
 // TableNamed finds a table by name.
@@ -223,5 +224,23 @@ func rooflineTable() Table {
 			[]Column{list("flags"), rowJSON("roofline_v1")},
 		),
 		Key: []string{ColCampaignID, "import_id", "phase", "concurrency", "isl"},
+	}
+}
+
+func historyTable() Table {
+	return Table{
+		Name: HistoryTable,
+		Doc:  "a scheduled run's verdict against its baseline and its searched cells' knees (schema.HistoryRow), from its verdict.json; what perfdag history reads beside atlas_v1 and campaign_v1",
+		Columns: []Column{campaignID(), txt("campaign"),
+			{Name: "slot", Type: Text, Field: "slot", Doc: "the cron slot, RFC 3339 in the schedule's zone; a manual fire's is its fire time"},
+			{Name: "trigger", Type: Text, Field: "trigger", Doc: "scheduled, catch-up, queued or manual (schedule --now)"},
+			txt("started"), txt("ended"), txt("outcome"),
+			{Name: "verdict", Type: Text, Field: "verdict", Doc: "GREEN, RED, FAILED, ERROR, INTERRUPTED, NO_BASELINE or NOT_COMPARED"},
+			{Name: "baseline", Type: Text, Field: "baseline", Null: true, Doc: "the baseline entry the run was diffed against"},
+			optTxt("baseline_sha256"), num("red_rows"), num("within_noise_rows"), optTxt("error"), optTxt("on_red"),
+			{Name: "dir", Type: Text, Field: "dir", Null: true, Doc: "the campaign directory it was published from"},
+			{Name: "knees_json", Type: JSON, Field: "knees", Null: true, JSON: true, Doc: "each searched cell's knee: [{cell, slo, knee, knee_lo, knee_hi, knee_at_top, knee_unknown}]; NULL when no cell searched"},
+			rowJSON("history_v1")},
+		Key: []string{ColCampaignID},
 	}
 }

@@ -63,7 +63,8 @@ func TestPostgresLakeKeepsThePasswordOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, n := range counts {
-		if n.Rows != rec.Tables[i].Rows || n.Rows == 0 {
+		// a run no scheduler judged has no verdict.json, so no history_v1 row
+		if n.Rows != rec.Tables[i].Rows || (n.Rows == 0) != (n.Table == lake.HistoryTable) {
 			t.Errorf("%s: lake holds %d rows, receipt says %d", n.Table, n.Rows, rec.Tables[i].Rows)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
+	"github.com/perfdag/perfdag/steps/analysis/history"
 	"github.com/perfdag/perfdag/steps/lake"
 )
 
@@ -158,6 +159,9 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 		CampaignID: out.Result.CampaignID, Campaign: campaignRow(c, ev, created, strict, d.Gaps),
 		Champion: ev.Champion, PublishedAt: start.UTC(), TPM: ev.TPM, Cost: ev.Cost, Roofline: ev.Roofline,
 		Atlas: func(fn func(*schema.AtlasRow) error) error { return atlas.Scan(ctx, ev.Files, ev.AtlasPath, fn) },
+	}
+	if pub.History, err = history.RowOf(campaigndir.Finished{Dir: req.Dir, Files: req.Files, Evidence: req.Evidence}); err != nil {
+		return nil, err
 	}
 	l, err := lake.Open(ctx, LakeURL(c, req.Lake), req.BaseDir)
 	if err != nil {

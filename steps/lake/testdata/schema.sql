@@ -224,6 +224,28 @@ CREATE TABLE IF NOT EXISTS roofline_v1 (
   PRIMARY KEY (campaign_id, import_id, phase, concurrency, isl)
 );
 
+-- history_v1: a scheduled run's verdict against its baseline and its searched cells' knees (schema.HistoryRow), from its verdict.json; what perfdag history reads beside atlas_v1 and campaign_v1
+CREATE TABLE IF NOT EXISTS history_v1 (
+  campaign_id TEXT NOT NULL, -- one run of a campaign: <UTC-ts>-<slug>, its default directory name; stable across re-publishes
+  campaign TEXT NOT NULL,
+  slot TEXT NOT NULL, -- the cron slot, RFC 3339 in the schedule's zone; a manual fire's is its fire time
+  trigger TEXT NOT NULL, -- scheduled, catch-up, queued or manual (schedule --now)
+  started TEXT NOT NULL,
+  ended TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  verdict TEXT NOT NULL, -- GREEN, RED, FAILED, ERROR, INTERRUPTED, NO_BASELINE or NOT_COMPARED
+  baseline TEXT, -- the baseline entry the run was diffed against
+  baseline_sha256 TEXT,
+  red_rows BIGINT NOT NULL,
+  within_noise_rows BIGINT NOT NULL,
+  error TEXT,
+  on_red TEXT,
+  dir TEXT, -- the campaign directory it was published from
+  knees_json TEXT, -- each searched cell's knee: [{cell, slo, knee, knee_lo, knee_hi, knee_at_top, knee_unknown}]; NULL when no cell searched
+  row_json TEXT NOT NULL, -- the whole history_v1 record as JSON: nothing is lost
+  PRIMARY KEY (campaign_id)
+);
+
 -- lake_tables: the column signature each lake table was created with
 CREATE TABLE IF NOT EXISTS lake_tables (
   table_name TEXT NOT NULL PRIMARY KEY,

@@ -185,6 +185,11 @@ func Publication(campaignID string, s Spec) *lake.Publication {
 	return &lake.Publication{
 		CampaignID: campaignID, Campaign: row, PublishedAt: time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC),
 		Atlas: lake.Rows(rows), TPM: sum.TPMRows(), Cost: sum.CostRows(), Roofline: Roofline(s),
+		History: &schema.HistoryRow{Schema: schema.SchemaHistoryRow, Campaign: s.Campaign, Slot: "2026-12-02T03:00:00+01:00",
+			Trigger: "scheduled", Started: "2026-12-02T13:04:55Z", Ended: "2026-12-02T13:58:01Z", Outcome: "succeeded",
+			Verdict: "RED", Baseline: "baselines/inference/nightly/20261201T030000Z", BaselineSHA256: "ab12", RedRows: 2,
+			OnRed: "ran ok", Dir: "/data/campaigns/" + campaignID,
+			Knees: []schema.Knee{{Cell: "cell-0", SLO: "itl_avg_ms <= 50", Knee: 31, KneeLo: 29, KneeHi: 33}}},
 	}
 }
 

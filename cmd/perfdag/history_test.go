@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/analysis/history"
+	"github.com/perfdag/perfdag/steps/testkit"
+	"github.com/perfdag/perfdag/steps/testkit/laketest"
+)
+
+// Issue 31 items 1 and 2: `schedule --now` on the shipped nightly against the simulator it
+// ships with is GREEN against a baseline of that simulator; the same campaign against a
+// slower simulator (its current arm 20 % slower) is RED and runs on_red; `perfdag history`
+// lists both manual fires with their verdicts, knees and series; and the history read back
+// from a PostgreSQL lake the two runs were published to equals the one read from their
+// directories. The state file is never written by a manual fire.
+func TestScheduleNowAndHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the nightly campaign three times (~40 s)")
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "pipelines", "nightly-sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := `sim: {deterministic: true, ttft_ms: 25, tpot_ms: 10, batch_tpot_ms: 1.1, seed: 11}`
+	if !strings.Contains(string(src), shipped) {
+		t.Fatal("the nightly campaign's current arm no longer has the simulator this test slows")
+	}
+	work := t.TempDir()
+	nightly, slow := filepath.Join(work, "nightly.yaml"), filepath.Join(work, "nightly-slow.yaml")
+	testkit.WriteFile(t, nightly, string(src))
+	testkit.WriteFile(t, slow, strings.Replace(string(src), shipped, strings.Replace(shipped, "seed: 11}", "seed: 11, slowdown: 1.2}", 1), 1))
+	reg, root := filepath.Join(work, "reg"), filepath.Join(work, "runs")
+	// on_red runs in the run's campaign directory (PERFDAG_CAMPAIGN_DIR) and appends there
+	alertsOf := func() []string {
+		logs, _ := filepath.Glob(filepath.Join(root, "*", "nightly-alerts.log"))
+		return logs
+	}
+	if out, err := perfdagChild("run", nightly, "--out", filepath.Join(work, "base")).CombinedOutput(); err != nil {
+		t.Fatalf("baseline run: %v\n%s", err, out)
+	}
+	if out, err := perfdagChild("baseline", "record", filepath.Join(work, "base"), "--name", "nightly-aa-1k", "--cell", "aa-1k-current", "--registry", reg).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	fire := func(file string, wantCode int) schema.Verdict {
+		t.Helper()
+		cmd := perfdagChild("schedule", "--now", file, "--root", root, "--registry", reg, "--json")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var vs []schema.Verdict
+		if jerr := json.Unmarshal(out, &vs); jerr != nil || len(vs) != 1 || code != wantCode {
+			t.Fatalf("schedule --now %s: exit %d (want %d), %v\n%s\n%s", filepath.Base(file), code, wantCode, jerr, out, stderr.String())
+		}
+		return vs[0]
+	}
+	green := fire(nightly, ExitOK)
+	if green.Verdict != "GREEN" || green.Trigger != "manual" {
+		t.Fatalf("the shipped nightly: %s (%s), want GREEN (manual)", green.Verdict, green.Trigger)
+	}
+	if logs := alertsOf(); len(logs) != 0 {
+		t.Fatalf("on_red ran on a GREEN run: %v", logs)
+	}
+	red := fire(slow, ExitFailed)
+	if red.Verdict != "RED" || red.Trigger != "manual" || red.OnRed != "ran ok" {
+		t.Fatalf("the slower simulator: %s (%s), on_red %q; want RED (manual), on_red ran ok", red.Verdict, red.Trigger, red.OnRed)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".schedule", "nightly-sweep.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a manual fire wrote the campaign's state file (watermark): %v", err)
+	}
+
+	fromDirs := readHistory(t, "history", nightly, "--root", root, "--json")
+	if len(fromDirs.Campaigns) != 1 {
+		t.Fatalf("history: %d campaigns", len(fromDirs.Campaigns))
+	}
+	h := fromDirs.Campaigns[0]
+	var got []string
+	for _, r := range h.Runs {
+		got = append(got, r.Trigger+" "+r.Verdict)
+	}
+	if strings.Join(got, ", ") != "manual GREEN, manual RED" {
+		t.Fatalf("history runs %v, want the manual GREEN then the manual RED", got)
+	}
+	logs := alertsOf()
+	if len(logs) != 1 || filepath.Dir(logs[0]) != h.Runs[1].Dir {
+		t.Fatalf("on_red's alert logs %v, want one, in the RED run's directory %s", logs, h.Runs[1].Dir)
+	}
+	if b, err := os.ReadFile(logs[0]); err != nil || strings.Count(string(b), "\n") != 1 || !strings.HasSuffix(string(b), " RED "+h.Runs[1].Dir+"\n") {
+		t.Errorf("on_red's side effect %q (%v), want one line: time RED %s", b, err, h.Runs[1].Dir)
+	}
+	if h.Runs[1].OnRed != "ran ok" || h.Runs[0].Baseline == "" || h.Runs[0].Baseline != h.Runs[1].Baseline || len(h.Runs[0].Points) == 0 ||
+		h.Runs[0].Versions.EngineVersion != "v0.11.0" || len(h.Runs[0].Versions.Models) != 1 {
+		t.Errorf("history runs lack what they recorded: %+v", h.Runs)
+	}
+	knee := series(h, "aa-1k-current", "", history.KneeMetric)
+	if knee == nil || len(knee.Points) != 2 || knee.Points[0].Value != 37 || knee.Points[1].Value >= 37 || knee.Points[1].Run != h.Runs[1].ID {
+		t.Errorf("knee series of aa-1k-current %+v, want c37 then a lower knee", knee)
+	}
+	if c1 := series(h, "aa-1k-current", "c1", "itl_p50_ms"); c1 == nil || len(c1.Points) != 2 || c1.Points[1].Value <= c1.Points[0].Value {
+		t.Errorf("ITL p50 at c1 over the runs %+v, want two points, the slower run's higher", c1)
+	}
+
+	// both runs published to PostgreSQL read back as the same history
+	pg := laketest.Postgres(t)
+	t.Setenv("PGPASSWORD", pg.Password) // the children's environment: never on the command line
+	for _, r := range h.Runs {
+		cmd := perfdagChild("publish", r.Dir, "--no-strict", "--lake", pg.URLNoPassword())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("publish %s: %v\n%s", r.Dir, err, out)
+		}
+	}
+	fromLake := readHistory(t, "history", nightly, "--lake", pg.URLNoPassword(), "--json")
+	if !reflect.DeepEqual(fromLake.Campaigns, fromDirs.Campaigns) {
+		a, _ := json.MarshalIndent(fromDirs.Campaigns, "", " ")
+		b, _ := json.MarshalIndent(fromLake.Campaigns, "", " ")
+		t.Errorf("history from PostgreSQL differs from the directories':\n%s", firstDiff(string(a), string(b)))
+	}
+	if fromLake.Source != pg.URLNoPassword() || strings.Contains(fromLake.Source, pg.Password) {
+		t.Errorf("lake source %q", fromLake.Source)
+	}
+}
+
+func readHistory(t *testing.T, args ...string) history.Document {
+	t.Helper()
+	cmd := perfdagChild(args...)
+	out, err := cmd.Output()
+	var doc history.Document
+	if err != nil || json.Unmarshal(out, &doc) != nil || doc.Schema != history.Schema {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			out = append(out, ee.Stderr...)
+		}
+		t.Fatalf("perfdag %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return doc
+}
+
+func series(h *history.History, cell, load, metric string) *history.Series {
+	for i, s := range h.Series {
+		if s.Cell == cell && s.Load == load && s.Metric == metric {
+			return &h.Series[i]
+		}
+	}
+	return nil
+}
+
+// firstDiff shows the first line where two texts differ, with a little context.
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return "directories: " + la[i] + "\nlake:        " + lb[i]
+		}
+	}
+	return "lengths differ"
+}
