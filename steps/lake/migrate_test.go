@@ -47,3 +47,33 @@ func TestOldLakeGainsNullableColumns(t *testing.T) {
 		t.Fatalf("publish into a lake lacking a NOT NULL column: %v", err)
 	}
 }
+
+// TestLakeWithoutHistory: a lake written before history_v1 reads and counts that table empty
+// (Read, Count, Runs) instead of failing on a missing table, and the next publish creates it.
+func TestLakeWithoutHistory(t *testing.T) {
+	url := sqliteURL(t)
+	l := openLake(t, url)
+	p := laketest.Publication("c1", laketest.Spec{Campaign: "c", Cells: 1, Concs: 1})
+	publish(t, l, p)
+	execSQLite(t, url, "DROP TABLE history_v1", "DELETE FROM lake_tables WHERE table_name = 'history_v1'")
+	ctx := context.Background()
+	counts, err := l.Count(ctx, "c1")
+	if err != nil || countsOf(counts)[lake.HistoryTable] != 0 || countsOf(counts)[lake.AtlasTable] == 0 {
+		t.Fatalf("Count of a lake without history_v1: %v %v", counts, err)
+	}
+	if rows, err := l.Read(ctx, lake.HistoryTable, "c1"); err != nil || len(rows) != 0 {
+		t.Errorf("Read: %v %v", rows, err)
+	}
+	if ids, err := l.Runs(ctx, "c"); err != nil || len(ids) != 0 {
+		t.Errorf("Runs: %v %v", ids, err)
+	}
+	publish(t, l, laketest.Publication("c2", laketest.Spec{Campaign: "c", Cells: 1, Concs: 1}))
+	ids, err := l.Runs(ctx, "c")
+	if err != nil || strings.Join(ids, ",") != "c2" {
+		t.Errorf("Runs after a publish: %v %v", ids, err)
+	}
+	recs, err := l.Records(ctx, lake.HistoryTable, "c2")
+	if err != nil || len(recs) != 1 || !strings.Contains(recs[0], `"verdict":"RED"`) {
+		t.Errorf("Records: %v %v", recs, err)
+	}
+}

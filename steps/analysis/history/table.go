@@ -99,7 +99,7 @@ func writeOne(w io.Writer, h *History) error {
 	if len(marks) > 0 {
 		fmt.Fprintln(w, "\nmarks")
 		for _, m := range marks {
-			where := strings.Trim(strings.Join([]string{m.Cell, m.Load, m.Metric}, " "), " ")
+			where := strings.Join(strings.Fields(m.Cell+" "+m.Load+" "+m.Metric), " ")
 			fmt.Fprintf(w, "  %s %s %s: %s\n", m.Run, m.Kind, where, m.Detail)
 		}
 	}
