@@ -26,7 +26,7 @@ bench: ## performance targets live here, never in timed tests
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./engine/plan ./engine/run ./engine/checkpoint
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/load ./engine/gate
 	@# BenchmarkRequestCost: the client's CPU and allocations per request against the raw reader's, one request at a time
-	$(GO) test -run '^$$' -bench '^Benchmark(Analyze|StreamZeroDelaySim|Fidelity|IngestRatio|RequestCost)$$' -benchmem ./steps/measure/openai
+	$(GO) test -run '^$$' -bench '^Benchmark(Analyze|AnalyzeStream|StreamZeroDelaySim|Fidelity|IngestRatio|RequestCost)$$' -benchmem ./steps/measure/openai
 	@# issue 30's loads (c256 x 256 tokens, c2048 x 64, c8192 x 16, c256 x 1): perfdag's client / a raw SSE reader in one
 	@# run (ratio, goal >= 0.9 each) and the CPU each spends per request; c8192 needs 16,640 open files (ulimit -Hn)
 	$(GO) test -run '^$$' -bench '^BenchmarkOverheadRatio$$' -benchtime 2x -timeout 30m ./steps/measure/openai

@@ -42,12 +42,21 @@ type analyzer struct {
 // buffers: a fresh one per request was a kilobyte to allocate and clear.
 var analyzers = sync.Pool{New: func() any { return &analyzer{} }}
 
-// newAnalyzer returns an analyzer for a stream of the client whose skeletons are shared.
-func newAnalyzer(shared *skeletons) *analyzer {
+// newAnalyzer returns an analyzer for a stream of the client whose skeletons are shared,
+// asked for up to budget tokens (0: unknown): its stamps are sized for them up front (up to
+// maxPresize), not grown by doubling a token at a time.
+func newAnalyzer(shared *skeletons, budget int) *analyzer {
 	z := analyzers.Get().(*analyzer)
 	z.p.shared = shared
+	if budget > 0 {
+		z.a.chunkNs = make([]int64, 0, min(budget, maxPresize))
+	}
 	return z
 }
+
+// maxPresize bounds the stamps a stream is sized for before it streams (4 KiB): a budget far
+// above the answer costs no more, and result trims what an answer left unused.
+const maxPresize = 512
 
 // release hands z back once its result was taken: what the result gave out (texts, stamps,
 // usage) is no longer referenced by it.
@@ -76,8 +85,8 @@ func (z *analyzer) add(event string, data []byte, ns int64) {
 	if string(data) == "[DONE]" {
 		return
 	}
-	ch, err := z.p.parse(data)
-	if err != nil {
+	var ch Chunk
+	if err := z.p.parseInto(data, &ch); err != nil {
 		if a.malformed == "" {
 			a.malformed = fmt.Sprintf("message %d is not a JSON chunk: %v", i, err)
 		}
@@ -138,6 +147,10 @@ func (z *analyzer) result() analysis {
 	}
 	a := z.a
 	a.content, a.reasoning = z.content.String(), z.reasoning.String()
+	if len(a.chunkNs) < cap(a.chunkNs)/2 {
+		// an answer far shorter than its budget: the record keeps only its stamps
+		a.chunkNs = append([]int64(nil), a.chunkNs...)
+	}
 	return a
 }
 

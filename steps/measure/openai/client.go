@@ -6,6 +6,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,13 +69,16 @@ type Client struct {
 	// contextLen is the server's per-request context in its tokens (0 = unknown), set by
 	// Check; the truncation rule of every record reads it.
 	contextLen atomic.Int64
-	// analysis bounds how many finished streams are tokenized and made records at once,
-	// leaving at least one CPU to the streams still being read: the client's own work must
-	// not delay the stamps of other requests.
+	// analysis bounds how many finished streams are tokenized at once, leaving at least one
+	// CPU to the streams still being read: the client's own work must not delay the stamps
+	// of other requests. Making a record without its counts is too little work to queue for
+	// (a queue whose holder the OS preempts holds every finished request up).
 	analysis chan struct{}
 	// skel are the shapes of chunk this client's streams have read (see skeleton).
 	skel skeletons
 	lag  ReadLag // its kernel-stamped reads' lag (ReadLag)
+	// chatURL is base + chatPath, parsed once; each request gets a copy.
+	chatURL *url.URL
 }
 
 // New returns a Client with its own transport. It loads the tokenizer up front, so the first
@@ -131,6 +135,9 @@ func New(o Options) (*Client, error) {
 	freshTr := tr.Clone()
 	freshTr.DisableKeepAlives = true
 	cl.base, cl.key, cl.timeout, cl.now, cl.tr, cl.dialer = base, o.APIKey, o.Timeout, o.Now, tr, pd
+	if u, err := url.Parse(base + chatPath); err == nil && u.Host != "" {
+		cl.chatURL = u // else newChatRequest parses (and reports) per request
+	}
 	cl.http, cl.deferCounts = &http.Client{Transport: tr, CheckRedirect: noRedirect}, o.DeferCounts
 	cl.fresh = &http.Client{Transport: freshTr, CheckRedirect: noRedirect}
 	cl.analysis = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
@@ -157,6 +164,27 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 	if err != nil {
 		return nil, fmt.Errorf("build %s %s: %w", method, path, c.redactErr(err))
 	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	return req, nil
+}
+
+// chatPath is where chat completions are posted.
+const chatPath = "/v1/chat/completions"
+
+// newChatRequest builds a chat-completion POST of body as newRequest would, from the URL
+// parsed once in New rather than per request.
+func (c *Client) newChatRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	if c.chatURL == nil {
+		return c.newRequest(ctx, http.MethodPost, chatPath, bytes.NewReader(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build POST %s: %w", chatPath, c.redactErr(err))
+	}
+	u := *c.chatURL
+	req.URL, req.Host = &u, u.Host
 	if c.key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}

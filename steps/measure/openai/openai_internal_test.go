@@ -56,6 +56,28 @@ func reasoningOf(field, s string) string {
 	return `{"choices":[{"index":0,"delta":{"` + field + `":` + string(b) + `},"finish_reason":null}]}`
 }
 
+// TestAnalyzerSizedByBudget: a stream's stamps are sized by its budget (up to maxPresize),
+// an answer past it still keeps every stamp, and one far shorter than its budget leaves its
+// record no unused room.
+func TestAnalyzerSizedByBudget(t *testing.T) {
+	for _, c := range []struct{ budget, tokens, maxCap int }{
+		{budget: 64, tokens: 64, maxCap: 64}, {budget: 8, tokens: 40, maxCap: 80},
+		{budget: 100000, tokens: 3, maxCap: 6}, {budget: 0, tokens: 5, maxCap: 10},
+	} {
+		var sk skeletons
+		z := newAnalyzer(&sk, c.budget)
+		for i := range c.tokens {
+			z.add("", []byte(content(" a")), int64(i+1))
+		}
+		a := z.result()
+		z.release()
+		if len(a.chunkNs) != c.tokens || a.chunkNs[c.tokens-1] != int64(c.tokens) || cap(a.chunkNs) > c.maxCap {
+			t.Errorf("budget %d, %d tokens: %d stamps (last %d) in room for %d, want %d in at most %d",
+				c.budget, c.tokens, len(a.chunkNs), a.chunkNs[len(a.chunkNs)-1], cap(a.chunkNs), c.tokens, c.maxCap)
+		}
+	}
+}
+
 func TestAnalyze(t *testing.T) {
 	type want struct {
 		first, output, last int64
@@ -235,4 +257,32 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/token")
+}
+
+// BenchmarkAnalyzeStream is the in-window work on a 256-token stream's messages as the
+// simulator and vLLM send them (role, tokens, finish, usage, [DONE]), read by one analyzer
+// of a client that read such streams before (its skeletons and template): ns per message,
+// no token counting (BenchmarkAnalyze has that).
+func BenchmarkAnalyzeStream(b *testing.B) {
+	head := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":`
+	data := [][]byte{[]byte(head + `{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`)}
+	for range 256 {
+		data = append(data, []byte(head+`{"content":" a"},"logprobs":null,"finish_reason":null}]}`))
+	}
+	data = append(data, []byte(head+`{},"logprobs":null,"finish_reason":"length"}]}`),
+		[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":9,"total_tokens":265,"completion_tokens":256}}`),
+		[]byte("[DONE]"))
+	var sk skeletons
+	b.ReportAllocs()
+	for b.Loop() {
+		z := newAnalyzer(&sk, 256)
+		for i, d := range data {
+			z.add("", d, int64(i))
+		}
+		if a := z.result(); len(a.chunkNs) != 256 || len(a.content) != 512 || a.finish != "length" || a.usage == nil {
+			b.Fatalf("%d stamps, %d bytes, finish %q, usage %v", len(a.chunkNs), len(a.content), a.finish, a.usage)
+		}
+		z.release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/msg")
 }

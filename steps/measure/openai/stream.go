@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -92,7 +91,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 	defer cancelReq()
 	// build makes the request on rctx with the exchange's trace hooks.
 	build := func(trace *httptrace.ClientTrace) (*http.Request, error) {
-		hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, trace), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		hreq, err := c.newChatRequest(httptrace.WithClientTrace(rctx, trace), body)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +120,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 	rec.StartNs = c.now()
 	dl := startDeadline(c.timeout, cancelReq)
 	defer dl.stop()
-	x := c.exchange(hc, build, dl, window)
+	x := c.exchange(hc, build, dl, window, rec.RequestedOut)
 	if window != nil && x.conn.closedYoung {
 		// The transport retried the request after the server closed a connection that had
 		// just carried a response (not one an idle timeout closed): whatever the watch saw,
@@ -134,7 +133,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		// pre-dialled one just as it was handed out, before it answered a byte (Go's
 		// transport retries that only on a connection it reused). The server began no answer,
 		// so sending the request once more, on a connection of its own, adds no load.
-		x = c.exchange(c.fresh, build, dl, nil)
+		x = c.exchange(c.fresh, build, dl, nil, rec.RequestedOut)
 		x.conn.resent = true
 	}
 	return c.interpret(ctx, dl.timedOut(), rec, x)
@@ -145,7 +144,7 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 // parsed (analyzer); token counting waits until the end. With window set (a request that
 // may leave its connection idle, in a window with a pre-dialled stock) a response that ends
 // cleanly hands its connection to the window's watch (reuse).
-func (c *Client) exchange(hc *http.Client, build func(*httptrace.ClientTrace) (*http.Request, error), dl *deadline, window *reuse) (x exchange) {
+func (c *Client) exchange(hc *http.Client, build func(*httptrace.ClientTrace) (*http.Request, error), dl *deadline, window *reuse, budget int) (x exchange) {
 	live := newLiveTrace(c.now)
 	defer func() { x.conn = live.snapshot() }()
 	hreq, err := build(&live.trace)
@@ -198,7 +197,7 @@ func (c *Client) exchange(hc *http.Client, build func(*httptrace.ClientTrace) (*
 		rd.Reset(nil, nil) // the pool keeps no body
 		readers.Put(rd)
 	}()
-	x.an = newAnalyzer(&c.skel)
+	x.an = newAnalyzer(&c.skel, budget)
 	var doneNs int64
 	for {
 		m, err := rd.NextRaw() // its data is valid until the next call: add copies what it keeps
@@ -269,7 +268,6 @@ func (c *Client) interpret(parent context.Context, timedOut bool, rec schema.Req
 		rec.Error = fmt.Sprintf("HTTP %d: %s", x.status, rec.ServerMessage)
 		return Result{Record: rec}
 	}
-	c.analysis <- struct{}{}
 	a, messages := x.an.result(), x.an.messages()
 	if x.an != nil {
 		x.an.release()
@@ -287,9 +285,10 @@ func (c *Client) interpret(parent context.Context, timedOut bool, rec schema.Req
 	rec.PromptTruncated = PromptTruncated(rec, int(c.contextLen.Load()))
 	rec.Violations = violations(x, a, parent.Err() != nil)
 	if !c.deferCounts {
+		c.analysis <- struct{}{}
 		CountTokens(&rec, a.content, a.reasoning)
+		<-c.analysis
 	}
-	<-c.analysis
 	cleanEnd := x.readErr == nil || errors.Is(x.readErr, io.EOF) || (x.sawDone && x.drained)
 	switch {
 	case a.sseError != "":

@@ -26,17 +26,16 @@ type chunkParser struct {
 	tmpl   []byte   // the template payload (nil: none yet)
 	kept   []byte   // tmpl's buffer, kept for the next stream (release)
 	spot   textSpot // where its text value is
-	choice [1]wireChoice
-	delta  wireDelta
-	finish string // the template's finish_reason, when it had one
-	text   []byte // the latest unquoted text
-	str    string // a view of text
-	hits   int    // payloads read from the template (for tests)
+	finish string   // the template's finish_reason ("" for none or null)
+	text   []byte   // the latest unquoted text
+	str    string   // a view of text
+	hits   int      // payloads read from the template (for tests)
 	// shared are the client's skeletons (nil: none), tried after the template: a payload
 	// neither reads is parsed afresh and, up to maxLearn a stream, becomes a skeleton.
 	shared   *skeletons
 	sr       skelRead
 	learned  int
+	next     int // the skeleton to try first
 	skelHits int // payloads read from a skeleton (for tests)
 }
 
@@ -46,35 +45,53 @@ const maxLearn = 4
 
 // parse decodes one payload as ParseChunk does.
 func (p *chunkParser) parse(data []byte) (Chunk, error) {
-	if c, ok := p.fromTemplate(data); ok {
+	var c Chunk
+	err := p.parseInto(data, &c)
+	return c, err
+}
+
+// parseInto is parse writing the Chunk to *c (the caller's variable, zero on entry): one
+// chunk a token is not copied out through the calls that make it.
+func (p *chunkParser) parseInto(data []byte, c *Chunk) error {
+	if p.fromTemplate(data, c) {
 		p.hits++
-		return c, nil
+		return nil
 	}
-	for _, sk := range p.shared.all() {
-		if c, ok := sk.read(data, &p.sr); ok {
+	all := p.shared.all()
+	for k := range all {
+		// from the skeleton after the last one read: a stream's chunks come in the order
+		// their skeletons were made (role, content, finish, usage), so the first try hits
+		i := (p.next + k) % len(all)
+		sk := all[i]
+		if r, ok := sk.read(data, &p.sr); ok {
+			*c = r
 			p.skelHits++
+			p.next = i + 1
 			if sk.texts == 1 {
 				for i, s := range sk.slots {
 					if s.role >= roleContent && s.role <= roleReasoning {
-						p.setTemplate(data, textSpot{field: int(s.role - roleContent), start: p.sr.vals[i][0], end: p.sr.vals[i][1]}, c)
+						p.setTemplate(data, textSpot{field: int(s.role - roleContent), start: p.sr.vals[i][0], end: p.sr.vals[i][1]}, r)
 					}
 				}
 			}
-			return c, nil
+			return nil
 		}
 	}
-	c, spot, sk, ok := fastChunkSpot(data, p.shared != nil && p.learned < maxLearn)
+	r, spot, sk, ok := fastChunkSpot(data, p.shared != nil && p.learned < maxLearn)
 	if !ok {
-		return parseChunkV1(data)
+		var err error
+		*c, err = parseChunkV1(data)
+		return err
 	}
+	*c = r
 	if sk != nil {
 		p.shared.add(sk)
 		p.learned++
 	}
 	if spot.field >= 0 {
-		p.setTemplate(data, spot, c)
+		p.setTemplate(data, spot, r)
 	}
-	return c, nil
+	return nil
 }
 
 // setTemplate makes data, read as c with its text value at spot, the template.
@@ -82,39 +99,38 @@ func (p *chunkParser) setTemplate(data []byte, spot textSpot, c Chunk) {
 	p.tmpl = append(p.kept[:0], data...)
 	p.kept = p.tmpl
 	p.spot = spot
-	p.choice[0] = wireChoice{}
-	if c.FinishReason != "" { // an empty or null finish_reason reads alike
-		p.finish = c.FinishReason
-		p.choice[0].FinishReason = &p.finish
-	}
+	p.finish = c.FinishReason // an empty or null finish_reason reads alike
 }
 
-// fromTemplate reads data as the template with another text value, if it is one.
-func (p *chunkParser) fromTemplate(data []byte) (Chunk, bool) {
+// fromTemplate reads data into *c (zero) as the template with another text value, if it is
+// one.
+func (p *chunkParser) fromTemplate(data []byte, c *Chunk) bool {
 	if p.tmpl == nil {
-		return Chunk{}, false
+		return false
 	}
 	pre, post := p.tmpl[:p.spot.start], p.tmpl[p.spot.end:]
 	if len(data) < len(pre)+len(post)+2 || !bytes.Equal(data[:len(pre)], pre) || !bytes.Equal(data[len(data)-len(post):], post) {
-		return Chunk{}, false
+		return false
 	}
 	var err error
 	if p.text, err = jsontext.AppendUnquote(p.text[:0], data[len(pre):len(data)-len(post)]); err != nil {
-		return Chunk{}, false
+		return false
 	}
 	p.str = unsafe.String(unsafe.SliceData(p.text), len(p.text))
-	p.delta = wireDelta{}
-	switch p.spot.field {
-	case 0:
-		p.delta.Content = &p.str
-	case 1:
-		p.delta.ReasoningContent = &p.str
-	case 2:
-		p.delta.Reasoning = &p.str
+	// what wireChunk.chunk makes of one choice whose delta holds this text at the
+	// template's field and the template's finish_reason (built directly: this runs for
+	// every token)
+	c.Choices, c.FinishReason = 1, p.finish
+	switch {
+	case p.spot.field == 0:
+		c.Content = p.str
+	case p.str == "":
+	case p.spot.field == 1:
+		c.Reasoning, c.ReasoningField = p.str, FieldReasoningContent
+	case p.spot.field == 2:
+		c.Reasoning, c.ReasoningField = p.str, FieldReasoning
 	}
-	p.choice[0].Delta = &p.delta
-	w := wireChunk{Choices: p.choice[:]}
-	return w.chunk(), true
+	return true
 }
 
 // reset makes p a parser of a new stream of the same client, keeping its buffers (up to

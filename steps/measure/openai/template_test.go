@@ -107,3 +107,15 @@ func FuzzChunkParser(f *testing.F) {
 		checkParser(t, first, second, first)
 	})
 }
+
+// TestChunkParserTemplateFinishChanges: a template with a finish_reason followed by one
+// without reads the second's chunks with none (the template's fields are its own, not a
+// former template's).
+func TestChunkParserTemplateFinishChanges(t *testing.T) {
+	p := checkParser(t, []byte(simChunk(`"content":" a"`, `"length"`)), []byte(simChunk(`"content":" b"`, "null")),
+		[]byte(simChunk(`"content":" c"`, "null")), []byte(simChunk(`"reasoning":" r"`, `"stop"`)), []byte(simChunk(`"reasoning":" s"`, `"stop"`)),
+		[]byte(simChunk(`"reasoning":""`, `"stop"`)))
+	if p.hits != 3 {
+		t.Errorf("%d chunks read from a template, want 3", p.hits)
+	}
+}
