@@ -169,3 +169,50 @@ func firstDiff(a, b string) string {
 	}
 	return "lengths differ"
 }
+
+// publishedCampaign publishes itself (its pipeline ends with strict-publish, to a SQLite lake
+// beside the file) and is scheduled against the baseline ref.
+const publishedCampaign = `version: 1
+campaign: published
+endpoints:
+  main: {url: "sim://", model: sim-model, sim: {deterministic: true, seed: 7, ttft_ms: 20, tpot_ms: 2}}
+defaults: {model: org/sim-model, engine: vllm, engine_version: v0.11.0, hardware: H100, quant: FP8, tensor_parallel: 1}
+cells:
+  - id: small
+    workload: {shape: custom, input_tokens: 64, output_tokens: 16}
+    concurrencies: [1, 4]
+    requests_per_point: 40
+publish: {lake: "sqlite://lake.db", strict: false}
+schedule: {cron: "0 3 * * *", baseline: ref}
+`
+
+// A scheduled run whose own pipeline publishes it reaches the lake before its verdict exists;
+// the scheduler publishes it again once judged, so the lake's history equals the directories'
+// without a manual publish. The baseline's run, published by its pipeline but never judged,
+// has no history row.
+func TestScheduledRunPublishedWithItsVerdict(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "published.yaml")
+	testkit.WriteFile(t, file, publishedCampaign)
+	reg, root := filepath.Join(work, "reg"), filepath.Join(work, "runs")
+	if out, err := perfdagChild("run", file, "--out", filepath.Join(work, "base")).CombinedOutput(); err != nil {
+		t.Fatalf("baseline run: %v\n%s", err, out)
+	}
+	if out, err := perfdagChild("baseline", "record", filepath.Join(work, "base"), "--name", "ref", "--registry", reg).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	out, err := perfdagChild("schedule", "--now", file, "--root", root, "--registry", reg).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "with its verdict (history_v1)") {
+		t.Fatalf("schedule --now: %v\n%s", err, out)
+	}
+	fromDirs := readHistory(t, "history", file, "--root", root, "--json")
+	fromLake := readHistory(t, "history", file, "--lake", "sqlite://"+filepath.Join(work, "lake.db"), "--json")
+	if len(fromDirs.Campaigns) != 1 || len(fromDirs.Campaigns[0].Runs) != 1 || fromDirs.Campaigns[0].Runs[0].Verdict != "GREEN" {
+		t.Fatalf("history from the directories: %+v", fromDirs.Campaigns)
+	}
+	if !reflect.DeepEqual(fromLake.Campaigns, fromDirs.Campaigns) {
+		a, _ := json.MarshalIndent(fromDirs.Campaigns, "", " ")
+		b, _ := json.MarshalIndent(fromLake.Campaigns, "", " ")
+		t.Errorf("history from the lake differs from the directories':\n%s", firstDiff(string(a), string(b)))
+	}
+}

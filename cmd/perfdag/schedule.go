@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -17,10 +18,12 @@ import (
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/diag"
 	"github.com/perfdag/perfdag/engine/schedule"
+	"github.com/perfdag/perfdag/engine/workspace"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/baseline"
 	"github.com/perfdag/perfdag/steps/exec"
+	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
 )
 
 type scheduleFlags struct {
@@ -310,8 +313,29 @@ func newVerdictHook(a *app, camps []*baseline.Scheduled, f *scheduleFlags) *verd
 	h := &verdictHook{a: a, f: f}
 	h.Hook = baseline.NewHook(camps, baseline.HookOptions{Registry: f.registry, StateDir: f.state, Open: a.open, Exec: exec.RunSpec,
 		Warn:   func(campaign string, err error) { fmt.Fprintf(a.stderr, "%s: %v\n", campaign, err) },
-		Report: h.report})
+		Report: h.report, Publish: a.republish})
 	return h
+}
+
+// republish puts a judged run its pipeline published into the lake again, with its verdict.
+func (a *app) republish(ctx context.Context, dir string) error {
+	if _, err := os.Stat(campaigndir.Abs(dir, campaigndir.Receipt())); err != nil {
+		return nil // never published: nothing to bring up to date
+	}
+	fin, err := a.open(dir)
+	if err != nil {
+		return fmt.Errorf("publish the judged run again: %w", err)
+	}
+	unlock, err := workspace.Lock(dir)
+	if err != nil {
+		return fmt.Errorf("publish the judged run again: %w", err)
+	}
+	defer unlock()
+	out, published, err := strictpublish.Republish(ctx, fin)
+	if published {
+		fmt.Fprintf(a.stderr, "published %s again to %s with its verdict (history_v1)\n", out.Result.CampaignID, out.Result.Lake)
+	}
+	return err
 }
 
 // report prints one run's verdict: a JSON line in the long-running --json mode (--once

@@ -195,3 +195,22 @@ func Publish(ctx context.Context, req Request) (*Outcome, error) {
 	out.Receipt = rec
 	return out, nil
 }
+
+// Republish publishes a scheduled run again once its verdict is written, when the run's own
+// pipeline published it (its directory holds a receipt): that publish came before the
+// scheduler judged the run, so the lake lacked its history_v1 row. It goes to the campaign's
+// lake with the strictness the receipt records; published is false when there was no receipt.
+func Republish(ctx context.Context, fin campaigndir.Finished) (out *Outcome, published bool, err error) {
+	var rec schema.PublishReceipt
+	found, err := campaigndir.ReadJSON(fin.Dir, campaigndir.Receipt(), &rec)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	strict := rec.Strict
+	out, err = Publish(ctx, Request{Dir: fin.Dir, Files: fin.Files, Evidence: fin.Evidence, Verdicts: fin.Verdicts,
+		BaseDir: fin.BaseDir, Campaign: fin.Spec, Strict: &strict})
+	if err != nil {
+		return out, false, fmt.Errorf("publish the judged run to %s again: %w", rec.Lake, err)
+	}
+	return out, true, nil
+}

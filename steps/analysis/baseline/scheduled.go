@@ -77,6 +77,9 @@ type HookOptions struct {
 	Report func(v *schema.Verdict, dir string)
 	// Exec runs on_red's command (exec.RunSpec, the exec step kind's way).
 	Exec RunSpec
+	// Publish, when set, is called with a judged run's campaign directory once its verdict is
+	// final: a run its pipeline published goes to the lake again, now with its verdict.
+	Publish func(ctx context.Context, dir string) error
 }
 
 // Hook is the schedule.Hook of scheduled campaigns: it judges every finished run against its
@@ -120,6 +123,11 @@ func (h *Hook) AfterRun(ctx context.Context, r schedule.Run) {
 		}
 		if dir != "" {
 			_, _ = WriteVerdict(dir, v) // now with the on_red outcome
+		}
+	}
+	if dir != "" && h.o.Publish != nil {
+		if err := h.o.Publish(ctx, dir); err != nil {
+			h.warn(r.Campaign, err)
 		}
 	}
 	h.mu.Lock()
