@@ -11,10 +11,14 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/diag"
+	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
@@ -67,58 +71,128 @@ func TestAutoSweepRealTime(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
 	atlas := atlasLoads(t, out)
-	for _, c := range []struct {
-		cell      string
-		top, cap  int
-		rates     int
-		keySuffix string
-	}{{"capped", 16, 16, 3, "-cap16"}, {"open", 8, 0, 2, ""}} {
-		var sw schema.SweepResult
-		if _, err := campaigndir.ReadJSON(out, campaigndir.Sweep(c.cell), &sw); err != nil {
-			t.Fatal(err)
+	for _, c := range []autoCellWant{{"capped", 16, 16, 3}, {"open", 8, 0, 2}} {
+		got := checkAutoCell(t, out, c)
+		if !slices.Equal(atlas[c.cell], got) {
+			t.Errorf("%s: atlas rows %v, want %v", c.cell, atlas[c.cell], got)
 		}
-		point := func(l schema.Load) schema.Point {
-			var p schema.Point
-			if found, err := campaigndir.ReadJSON(out, campaigndir.Point(c.cell, l), &p); err != nil || !found {
-				t.Fatalf("%s %s: point.json found %v, %v", c.cell, l.Key(), found, err)
+	}
+}
+
+// autoCellWant is what a sweep: auto cell is: its saturating concurrency, its rates' cap, how
+// many rates.
+type autoCellWant struct {
+	cell          string
+	top, cap, num int
+}
+
+// checkAutoCell checks a sweep: auto cell's outcome against its own anchors' point.json: the
+// probes c1, c<top>, then the rates spaced between their request throughputs, keyed
+// r<rate>[-cap<n>], each with its folder and a point.json that asked that rate at that cap.
+// It returns the probes' keys.
+func checkAutoCell(t *testing.T, out string, c autoCellWant) []string {
+	t.Helper()
+	var sw schema.SweepResult
+	if _, err := campaigndir.ReadJSON(out, campaigndir.Sweep(c.cell), &sw); err != nil {
+		t.Fatal(err)
+	}
+	point := func(l schema.Load) schema.Point {
+		var p schema.Point
+		if found, err := campaigndir.ReadJSON(out, campaigndir.Point(c.cell, l), &p); err != nil || !found {
+			t.Fatalf("%s %s: point.json found %v, %v", c.cell, l.Key(), found, err)
+		}
+		return p
+	}
+	sync, top := point(schema.Conc(1)), point(schema.Conc(c.top))
+	rates := schema.AutoSweepRatesBetween(sync.RequestThroughput, top.RequestThroughput, c.num)
+	if len(rates) != c.num {
+		t.Fatalf("%s: c1 %v req/s, c%d %v req/s give rates %v", c.cell, sync.RequestThroughput, c.top, top.RequestThroughput, rates)
+	}
+	suffix := ""
+	if c.cap > 0 {
+		suffix = fmt.Sprintf("-cap%d", c.cap)
+	}
+	want := []string{"c1", fmt.Sprintf("c%d", c.top)}
+	for _, r := range rates {
+		want = append(want, "r"+schema.FormatRate(r)+suffix)
+	}
+	var got []string
+	for _, p := range sw.Probes {
+		got = append(got, p.PointLoad().Key())
+	}
+	if sw.Mode != schema.SweepAuto || !slices.Equal(got, want) || sw.Bound != 2+c.num {
+		t.Fatalf("%s: mode %q probes %v bound %d, want auto %v bound %d", c.cell, sw.Mode, got, sw.Bound, want, 2+c.num)
+	}
+	a := sw.Auto
+	if a == nil || a.SyncRequestRate != sync.RequestThroughput || a.PeakRequestRate != top.RequestThroughput || !slices.Equal(a.Rates, rates) ||
+		a.ThroughputConcurrency != c.top || a.MaxInFlight != c.cap || a.Unknown != "" {
+		t.Fatalf("%s: auto %+v, want sync %v peak %v rates %v", c.cell, a, sync.RequestThroughput, top.RequestThroughput, rates)
+	}
+	for _, r := range rates {
+		l := schema.RateAt(r, c.cap)
+		p := point(l)
+		if p.Status != "ok" || p.OpenLoop == nil || p.OpenLoop.AskedRate != r || p.OpenLoop.InFlightCap != c.cap || p.PointLoad() != l {
+			t.Errorf("%s %s: status %s load %s open loop %+v", c.cell, l.Key(), p.Status, p.PointLoad().Key(), p.OpenLoop)
+		}
+		if _, err := os.Stat(filepath.Join(out, filepath.Dir(campaigndir.Records(c.cell, l)))); err != nil || filepath.Base(filepath.Dir(campaigndir.Records(c.cell, l))) != l.Key() {
+			t.Errorf("%s: no folder %s: %v", c.cell, l.Key(), err)
+		}
+	}
+	t.Logf("%s: c1 %.3g req/s, c%d %.3g req/s, probes %v", c.cell, sync.RequestThroughput, c.top, top.RequestThroughput, got)
+	return got
+}
+
+// TestAutoSweepRealTimeResumes: on the real-time simulator (the rates depend on what its
+// anchors measured, so no two runs ask the same ones), a sweep: auto stopped right after its
+// saturating point's group, as its first rate point starts, in the middle of its second and
+// after its last's group is brought to its end by one resume: exit 0, every node succeeded, no
+// point whose group had finished measured again, and the rates those reused anchors give
+// measured and written as an uninterrupted run writes them (checkAutoCell), with an atlas row
+// per point.
+func TestAutoSweepRealTimeResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four interrupted real-time runs and their resumes")
+	}
+	src := autoSweepCampaign[:strings.Index(autoSweepCampaign, "  - id: open")]
+	for i, s := range []stopAt{
+		{syscall.SIGKILL, events.NodeEnd, "scrape-spec[", 2},
+		{syscall.SIGKILL, events.NodeStart, "run-shape[", 3},
+		{syscall.SIGINT, events.Progress, "run-shape[", 4},
+		{syscall.SIGKILL, events.NodeEnd, "scrape-spec[", 5},
+	} {
+		t.Run(strings.ReplaceAll(s.String(), " ", "_"), func(t *testing.T) {
+			var st propStats
+			base := filepath.Join(t.TempDir(), strconv.Itoa(i))
+			dir := filepath.Join(base, "out")
+			cmd := perfdagChild("run", "c.yaml", "--out", dir)
+			cmd.Dir = propWriteDir(t, base, src)
+			cmd.Env = append(cmd.Env, signalAtEnv+"="+s.String())
+			out, _ := cmd.CombinedOutput()
+			if !stoppedBy(cmd, s.sig) {
+				t.Fatalf("the interrupted run ended %v, want it stopped by the signal:\n%s", cmd.ProcessState, out)
 			}
-			return p
-		}
-		sync, top := point(schema.Conc(1)), point(schema.Conc(c.top))
-		rates := schema.AutoSweepRatesBetween(sync.RequestThroughput, top.RequestThroughput, c.rates)
-		if len(rates) != c.rates {
-			t.Fatalf("%s: c1 %v req/s, c%d %v req/s give rates %v", c.cell, sync.RequestThroughput, c.top, top.RequestThroughput, rates)
-		}
-		want := []string{"c1", fmt.Sprintf("c%d", c.top)}
-		for _, r := range rates {
-			want = append(want, "r"+schema.FormatRate(r)+c.keySuffix)
-		}
-		var got []string
-		for _, p := range sw.Probes {
-			got = append(got, p.PointLoad().Key())
-		}
-		if sw.Mode != schema.SweepAuto || !slices.Equal(got, want) || sw.Bound != 2+c.rates {
-			t.Fatalf("%s: mode %q probes %v bound %d, want auto %v bound %d", c.cell, sw.Mode, got, sw.Bound, want, 2+c.rates)
-		}
-		a := sw.Auto
-		if a == nil || a.SyncRequestRate != sync.RequestThroughput || a.PeakRequestRate != top.RequestThroughput || !slices.Equal(a.Rates, rates) ||
-			a.ThroughputConcurrency != c.top || a.MaxInFlight != c.cap || a.Unknown != "" {
-			t.Fatalf("%s: auto %+v, want sync %v peak %v rates %v", c.cell, a, sync.RequestThroughput, top.RequestThroughput, rates)
-		}
-		for _, r := range rates {
-			l := schema.RateAt(r, c.cap)
-			p := point(l)
-			if p.Status != "ok" || p.OpenLoop == nil || p.OpenLoop.AskedRate != r || p.OpenLoop.InFlightCap != c.cap || p.PointLoad() != l {
-				t.Errorf("%s %s: status %s load %s open loop %+v", c.cell, l.Key(), p.Status, p.PointLoad().Key(), p.OpenLoop)
+			before := finalState(t, dir)
+			runs := propRunIDs(t, dir)
+			if code, out := propRun(base, &st, "resume", dir); code != 0 {
+				t.Fatalf("the first resume exited %d:\n%s", code, out)
 			}
-			if _, err := os.Stat(filepath.Join(out, filepath.Dir(campaigndir.Records(c.cell, l)))); err != nil || filepath.Base(filepath.Dir(campaigndir.Records(c.cell, l))) != l.Key() {
-				t.Errorf("%s: no folder %s: %v", c.cell, l.Key(), err)
+			ran, _ := propRan(t, dir, runs)
+			for id, r := range before {
+				after := before[strings.Replace(id, "run-shape[", "scrape-spec[", 1)]
+				if r.Kind == "run-shape" && r.Status == checkpoint.Succeeded && after != nil && after.Status == checkpoint.Succeeded && ran[id] {
+					t.Errorf("%s was measured again, though its point group had finished before the stop", id)
+				}
 			}
-		}
-		if !slices.Equal(atlas[c.cell], want) {
-			t.Errorf("%s: atlas rows %v, want %v", c.cell, atlas[c.cell], want)
-		}
-		t.Logf("%s: c1 %.3g req/s, c%d %.3g req/s, probes %v", c.cell, sync.RequestThroughput, c.top, top.RequestThroughput, got)
+			for id, r := range finalState(t, dir) {
+				if r.Status != checkpoint.Succeeded {
+					t.Errorf("%s ended %s", id, r.Status)
+				}
+			}
+			got := checkAutoCell(t, dir, autoCellWant{"capped", 16, 16, 3})
+			if atlas := atlasLoads(t, dir); !slices.Equal(atlas["capped"], got) {
+				t.Errorf("atlas rows %v, want %v", atlas["capped"], got)
+			}
+		})
 	}
 }
 
