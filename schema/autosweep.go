@@ -215,7 +215,7 @@ func (Sweep) JSONSchema() map[string]any {
 	return map[string]any{"oneOf": []any{
 		map[string]any{"const": SweepAuto},
 		map[string]any{"type": "object", "additionalProperties": false, "required": []any{SweepAuto}, "properties": map[string]any{
-			SweepAuto: map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+			SweepAuto: map[string]any{"type": []any{"object", "null"}, "additionalProperties": false, "properties": map[string]any{
 				"rates":                  map[string]any{"type": "integer", "minimum": 1, "maximum": AutoSweepMaxRates},
 				"throughput_concurrency": map[string]any{"type": "integer", "minimum": 2, "maximum": 100000},
 			}},
