@@ -194,7 +194,7 @@ func TestNowIsMonotonic(t *testing.T) {
 }
 
 // reference is a direct transcription of the WHATWG event-stream algorithm over a whole
-// input, used as the fuzz oracle: normalise line ends, drop the unterminated tail, and
+// input (plus the reader's documented `error:` extension), used as the fuzz oracle: normalise line ends, drop the unterminated tail, and
 // interpret lines one by one.
 func reference(in []byte) []Message {
 	in = bytes.TrimPrefix(in, bom)
@@ -238,6 +238,13 @@ func reference(in []byte) []Message {
 		case "event":
 			event = value
 		case "data":
+			data.WriteString(value)
+			data.WriteByte('\n')
+		case "error":
+			// not WHATWG: the reader's one extension, for llama.cpp's `error:` lines (sse.go)
+			if event == "" {
+				event = "error"
+			}
 			data.WriteString(value)
 			data.WriteByte('\n')
 		case "id":
