@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/steps/analysis/history"
@@ -214,5 +216,57 @@ func TestScheduledRunPublishedWithItsVerdict(t *testing.T) {
 		a, _ := json.MarshalIndent(fromDirs.Campaigns, "", " ")
 		b, _ := json.MarshalIndent(fromLake.Campaigns, "", " ")
 		t.Errorf("history from the lake differs from the directories':\n%s", firstDiff(string(a), string(b)))
+	}
+}
+
+// TestScheduleNowSIGKILLRecordsFailedRun kills `schedule --now` while its campaign runs; the
+// next --now records the lost manual fire as a FAILED manual run (history, verdict.json in its
+// directory, on_red with its directory) before it runs, and the history lists both.
+func TestScheduleNowSIGKILLRecordsFailedRun(t *testing.T) {
+	work := t.TempDir()
+	file, notified := filepath.Join(work, "killed.yaml"), filepath.Join(work, "notified.txt")
+	testkit.WriteFile(t, file, fmt.Sprintf(killedCampaign, notified))
+	root := filepath.Join(work, "runs")
+	cmd := perfdagChild("schedule", "--now", file, "--root", root)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	for deadline := time.Now().Add(2 * time.Minute); len(started) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) { // a hang bound: the machine may be loaded
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatal("the manual fire never started")
+		}
+		started, _ = filepath.Glob(filepath.Join(root, "*-killed", "started"))
+	}
+	dir := filepath.Dir(started[0])
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	out, err := perfdagChild("schedule", "--now", file, "--root", root).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitFailed {
+		t.Errorf("the next --now: %v, want exit %d (the lost fire is FAILED)\n%s", err, ExitFailed, out)
+	}
+	reason := fmt.Sprintf("manual fire stopped during the run (pid %d, started ", cmd.Process.Pid)
+	if !strings.Contains(string(out), "(manual): FAILED") || !strings.Contains(string(out), reason) {
+		t.Errorf("the next --now does not report the lost fire:\n%s", out)
+	}
+	if b, err := os.ReadFile(notified); err != nil || string(b) != "FAILED "+dir+"\n" {
+		t.Errorf("on_red wrote %q (%v), want FAILED %s", b, err, dir)
+	}
+	doc := readHistory(t, "history", file, "--root", root, "--json")
+	var got []string
+	for _, r := range doc.Campaigns[0].Runs {
+		got = append(got, r.Trigger+" "+r.Verdict)
+	}
+	if strings.Join(got, ", ") != "manual FAILED, manual NOT_COMPARED" || doc.Campaigns[0].Runs[0].Dir != dir ||
+		!strings.HasPrefix(doc.Campaigns[0].Runs[0].Error, reason) {
+		t.Errorf("history %v (first %+v), want the lost manual FAILED in %s, then the new run", got, doc.Campaigns[0].Runs[0], dir)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".schedule", "killed.manual.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lost fire's record stayed: %v", err)
 	}
 }

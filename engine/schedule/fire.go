@@ -86,7 +86,8 @@ func tryRunLocks(stateDir string, j *compiled, slot Slot) (unlock func(), err er
 // Fire runs the named job once, now, as a manual fire: through the same Runner and Hook as a
 // due slot (the Hook sees Trigger "manual" and the fire time as the slot), holding the
 // campaign's run locks. It never takes the state directory's lock, writes no state file and
-// moves no watermark, so it can run beside a long-running scheduler of the same state
+// moves no watermark (its own record, <campaign>.manual.json, lives only while it runs: see
+// manual.go), so it can run beside a long-running scheduler of the same state
 // directory and the next due slot still runs. When a run of the campaign (or of a campaign
 // sharing its resources) is going, it refuses at once with a *BusyError.
 func (s *Scheduler) Fire(ctx context.Context, name string) (Run, error) {
@@ -113,12 +114,23 @@ func (s *Scheduler) Fire(ctx context.Context, name string) (Run, error) {
 		return Run{}, err
 	}
 	defer unlock()
+	if _, err := s.recordLostManual(ctx, j); err != nil { // an earlier manual fire that died
+		return Run{}, err
+	}
+	rs := RunningSlot{Slot: slot, PID: os.Getpid(), Started: started}
+	if err := writeManual(s.opts.StateDir, name, rs); err != nil {
+		return Run{}, err
+	}
 	s.emit(Event{Action: EventStart, Campaign: name, Slot: slot, Detail: TriggerManual})
 	runCtx, cancel := context.WithCancelCause(ctx)
+	runCtx = context.WithValue(runCtx, dirKey{}, manualDirReporter(s.opts.StateDir, name, &rs))
 	r := s.runSlot(runCtx, j.compiled, slot, started)
 	cancel(nil)
 	if s.opts.Hook != nil {
 		s.opts.Hook.AfterRun(ctx, r)
+	}
+	if err := os.Remove(manualPath(s.opts.StateDir, name)); err != nil {
+		return r, fmt.Errorf("the manual fire ran, but its record stays: %w", err)
 	}
 	s.emit(Event{Action: EventEnd, Campaign: name, Slot: slot, Run: &r, Detail: r.Outcome})
 	return r, nil

@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,64 @@ func TestSlotWaitsForManualFire(t *testing.T) {
 	stop()
 	if run.overlap.Load() {
 		t.Error("the scheduled slot overlapped the manual fire")
+	}
+}
+
+// TestLostManualFireRecorded: a manual fire killed during its run leaves its record; the next
+// scheduler start (or manual fire) whose run lock is free hands the Hook a failed manual run
+// naming its directory and pid, once, and removes the record. A manual fire still going
+// (its run lock held) is not taken for lost.
+func TestLostManualFireRecorded(t *testing.T) {
+	dir := t.TempDir()
+	clk, run, hook := newFakeClock(at(9, 30, 0)), newFakeRunner(true), &hookLog{}
+	killed := RunningSlot{Slot: Slot{Time: at(9, 0, 0), Trigger: TriggerManual}, PID: 4242, Started: at(9, 0, 0), Dir: "campaigns/killed"}
+	if err := writeManual(dir, "nightly", killed); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := newScheduler(t, []Job{hourly("nightly", "")}, dir, clk, run, hook, nil).Once(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("scheduler start: %v %v", runs, err)
+	}
+	lost := hook.all()
+	if len(lost) != 1 || lost[0].Trigger != TriggerManual || lost[0].Outcome != Failed || lost[0].Dir != "campaigns/killed" ||
+		!lost[0].Slot.Equal(at(9, 0, 0)) || !strings.Contains(lost[0].Error, "manual fire stopped during the run (pid 4242") {
+		t.Fatalf("lost manual fire recorded as %+v", lost)
+	}
+	if _, err := os.Stat(manualPath(dir, "nightly")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the record stayed: %v", err)
+	}
+	if runs, err := newScheduler(t, []Job{hourly("nightly", "")}, dir, clk, run, hook, nil).Once(context.Background()); err != nil || len(runs) != 0 {
+		t.Errorf("a second start recorded again: %v %v", runs, err)
+	}
+
+	// the next manual fire records a dead one before it runs
+	if err := writeManual(dir, "nightly", killed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newScheduler(t, []Job{hourly("nightly", "")}, dir, clk, run, hook, nil).Fire(context.Background(), "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slotsOf(hook.all()), []string{"09:00 manual failed", "09:00 manual failed", "09:30 manual succeeded"}; !equal(got, want) {
+		t.Errorf("hook saw %v, want %v", got, want)
+	}
+
+	// a live manual fire's record is not a lost one
+	blocking := newFakeRunner(false)
+	fired := make(chan error, 1)
+	go func() {
+		_, err := newScheduler(t, []Job{hourly("nightly", "")}, dir, clk, blocking, nil, nil).Fire(context.Background(), "nightly")
+		fired <- err
+	}()
+	c := blocking.next(t)
+	before := len(hook.all())
+	if runs, err := newScheduler(t, []Job{hourly("nightly", "")}, dir, clk, run, hook, nil).Once(context.Background()); err != nil || len(runs) != 0 || len(hook.all()) != before {
+		t.Errorf("a start during a live manual fire recorded %v (%v)", runs, err)
+	}
+	c.release <- nil
+	if err := <-fired; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(manualPath(dir, "nightly")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a finished manual fire left its record: %v", err)
 	}
 }

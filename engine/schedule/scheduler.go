@@ -121,6 +121,11 @@ func (s *Scheduler) loop(ctx context.Context, once bool) ([]Run, error) {
 	if err != nil {
 		return runs, err
 	}
+	manual, err := s.recordLostManuals(ctx)
+	runs = append(runs, manual...)
+	if err != nil {
+		return runs, err
+	}
 	done := make(chan Run)
 	notes := make(chan dirNote)
 	held := map[string]*jobRun{}
