@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func (a *app) history(ctx context.Context, args []string, f *historyFlags) error
 	fi, statErr := os.Stat(arg)
 	isDir := arg != "" && statErr == nil && fi.IsDir()
 	if arg != "" && statErr != nil {
-		return exitf(ExitUsage, "%s: %v", arg, statErr)
+		return exitf(ExitUsage, "%v (want a campaign file with schedule:, a state directory or the root holding the runs)", statErr)
 	}
 	if arg != "" && !isDir {
 		camps, err := a.loadScheduled([]string{arg})
@@ -115,7 +116,10 @@ func (a *app) history(ctx context.Context, args []string, f *historyFlags) error
 			}
 		}
 		hs, err := history.FromDirs(ctx, stateDir, folder, history.DirOptions{Campaign: f.campaign, Open: a.open, ID: strictpublish.CampaignID})
-		if err != nil {
+		switch {
+		case errors.Is(err, history.ErrNoRuns):
+			return exit(ExitUsage, err)
+		case err != nil:
 			return exit(ExitFailed, err)
 		}
 		doc.Source = abs(firstNonEmpty(stateDir, folder))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,5 +270,51 @@ func TestScheduleNowSIGKILLRecordsFailedRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ".schedule", "killed.manual.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the lost fire's record stayed: %v", err)
+	}
+}
+
+// TestHistoryUsage pins history's exit codes and messages for what a user gets wrong.
+func TestHistoryUsage(t *testing.T) {
+	work := t.TempDir()
+	scheduled, plain := filepath.Join(work, "s.yaml"), filepath.Join(work, "p.yaml")
+	testkit.WriteFile(t, scheduled, publishedCampaign)
+	testkit.WriteFile(t, plain, strings.Replace(publishedCampaign, `schedule: {cron: "0 3 * * *", baseline: ref}`, "", 1))
+	empty := filepath.Join(work, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		a := &app{stdout: &out, stderr: &out}
+		cmd := a.historyCmd()
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		err := cmd.ExecuteContext(context.Background())
+		if err != nil {
+			out.WriteString(err.Error())
+		}
+		return codeOf(err), out.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, ExitUsage, "name a campaign file with schedule:"},
+		{[]string{filepath.Join(work, "missing")}, ExitUsage, "want a campaign file with schedule:, a state directory"},
+		{[]string{empty}, ExitUsage, "not a scheduled campaign's runs"},
+		{[]string{plain}, ExitUsage, "none of the files has a schedule: block"},
+		{[]string{"--lake", "sqlite://" + filepath.Join(work, "lake.db")}, ExitUsage, "name the campaign by its FILE or --campaign"},
+		{[]string{empty, "--lake", "sqlite://" + filepath.Join(work, "lake.db")}, ExitUsage, "not a directory"},
+		{[]string{scheduled, "--lake", "sqlite://" + filepath.Join(work, "lake.db")}, ExitUsage, "nothing was ever published there"},
+		{[]string{scheduled, "--campaign", "other"}, ExitUsage, "--campaign other: " + scheduled + " schedules published"},
+		{[]string{scheduled, "--root", filepath.Join(work, "runs")}, ExitOK, "published: no run recorded in " + filepath.Join(work, "runs", ".schedule")},
+	} {
+		code, out := run(tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.says) {
+			t.Errorf("history %v: exit %d, want %d saying %q:\n%s", tc.args, code, tc.code, tc.says, out)
+		}
 	}
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/perfdag/perfdag/steps/analysis/atlas"
 )
 
+// ErrNoRuns says a folder holds no scheduled campaign's runs at all: no history file and no
+// run directory with a verdict.
+var ErrNoRuns = errors.New("not a scheduled campaign's runs")
+
 // historyFile is the scheduler's history in its state directory (baseline.HistoryFile).
 const historyFile = "history.jsonl"
 
@@ -160,7 +164,7 @@ func verdictLines(folder string) ([]line, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no history.jsonl, no .schedule/history.jsonl and no run directory with a verdict.json: not a scheduled campaign's runs", folder)
+		return nil, fmt.Errorf("%s holds no history.jsonl, no .schedule/history.jsonl and no run directory with a verdict.json: %w", folder, ErrNoRuns)
 	}
 	return out, nil
 }

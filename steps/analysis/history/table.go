@@ -31,6 +31,9 @@ func WriteTable(w io.Writer, hs []*History) error {
 
 func writeOne(w io.Writer, h *History) error {
 	fmt.Fprintf(w, "%s: %s\n", h.Campaign, plural.N(len(h.Runs), "run"))
+	if len(h.Runs) == 0 {
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTARTED\tTRIGGER\tVERDICT\tRED\tBASELINE\tVERSIONS\tDIR")
 	for _, r := range h.Runs {
