@@ -69,6 +69,21 @@ type RequestRecord struct {
 	CapDelayed bool `json:"cap_delayed,omitempty"`
 }
 
+// ShiftClock moves every instant of the record by d nanoseconds (durations stay as they are):
+// a shard's records onto the coordinator's clock (Clients). Keep it beside the fields: a new
+// instant field must be shifted here too (TestShiftClockMovesEveryInstant).
+func (r *RequestRecord) ShiftClock(d int64) {
+	for _, p := range []*int64{&r.StartNs, &r.SentNs, &r.HeadersNs, &r.FirstTokenNs, &r.FirstOutputNs,
+		&r.LastContentNs, &r.EndNs, &r.ConnectDoneNs, &r.ScheduledNs} {
+		if *p != 0 {
+			*p += d
+		}
+	}
+	for i := range r.ChunkNs {
+		r.ChunkNs[i] += d
+	}
+}
+
 // ServerPrompt is the prompt the server says it processed (usage.prompt_tokens); ok false when
 // that is unknown: no usage, usage without it, or a prompt_tokens of 0, which no server
 // processing a prompt reports (some send usage with the prompt count unfilled).
@@ -281,6 +296,10 @@ type Point struct {
 	// reads lagging the kernel's stamps); absent on a point no client of this perfdag measured
 	// (imported, the deterministic simulator) and on one recorded before it was measured.
 	ClientBound *ClientBound `json:"client_bound,omitempty"`
+	// Clients is set when the point's load was split over client processes (cells[].clients):
+	// each shard's share, records file, clock offset and client verdict. ClientBound is then
+	// the most loaded shard's.
+	Clients *Clients `json:"clients,omitempty"`
 
 	// Open-loop points (request_rate) only; absent on a closed-loop point. TTFTSched and
 	// RequestLatencySched run from each request's scheduled send (RequestRecord.ScheduledNs),

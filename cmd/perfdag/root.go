@@ -88,7 +88,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.validateCmd(), a.importCmd(), a.planCmd(), a.runCmd(), a.resumeCmd(), a.statusCmd(), a.schemaCmd(), a.kindsCmd(),
 		a.reportCmd(), a.smokeCmd(), a.baselineCmd(), a.scheduleCmd(), a.historyCmd(), a.publishCmd(), a.tpmCmd(),
-		a.serveCmd(), a.simCmd(), a.calibrateCmd(), a.datasetCmd(), a.exportCmd(), a.versionCmd(),
+		a.serveCmd(), a.simCmd(), a.calibrateCmd(), a.datasetCmd(), a.exportCmd(), a.versionCmd(), a.shardCmd(),
 	}
 }
 

@@ -71,6 +71,9 @@ const (
 	receiptFile   = "publish.json"
 	verdictFile   = "verdict.json"
 	calibration   = "calibration.json"
+	shardsDir     = "shards"
+	shardPrefix   = "records."
+	shardSuffix   = ".jsonl"
 )
 
 // Names lists every file and folder name of the layout, for the test that keeps them spelled
@@ -79,7 +82,7 @@ func Names() []string {
 	return []string{configFile, runFile, sourceFile, summaryFile, eventsFile, stateDir, journalFile, slicesDir, lockFile, freezeLock,
 		sweepFile, cellsDir, rawDir, recordsFile, pointFile, prewarmFile, burnInDir, commandsDir, settleLog, specDir,
 		samplesDir, normalized, statusFile, dcgmFile, rooflineSweep, atlasFile, tpmJSON, tpmCSV, tpmMarkdown,
-		championFile, reportFile, receiptFile, verdictFile, calibration}
+		championFile, reportFile, receiptFile, verdictFile, calibration, shardsDir}
 }
 
 // Engine files, as absolute paths under a campaign directory.
@@ -170,6 +173,15 @@ func pointElem(l schema.Load) string { return mustElem(l.Key()) }
 
 // Records is a point's per-request records (JSON Lines).
 func Records(cell string, l schema.Load) string { return path.Join(pointDir(cell, l), recordsFile) }
+
+// Shards is the folder of a point's per-client records when its load is split over clients.
+func Shards(cell string, l schema.Load) string { return path.Join(pointDir(cell, l), shardsDir) }
+
+// ShardRecords is client k's records of a point split over clients (k from 0), stamped on
+// that client's own clock; records.jsonl beside it holds them all on the coordinator's.
+func ShardRecords(cell string, l schema.Load, k int) string {
+	return path.Join(Shards(cell, l), fmt.Sprintf("%s%d%s", shardPrefix, k, shardSuffix))
+}
 
 // Point is a point's statistics (point_v1).
 func Point(cell string, l schema.Load) string { return path.Join(pointDir(cell, l), pointFile) }

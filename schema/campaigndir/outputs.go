@@ -24,12 +24,13 @@ type PointFiles struct {
 	Point          string      `json:"point,omitempty"`           // point_v1 statistics
 	MetricsSamples string      `json:"metrics_samples,omitempty"` // /metrics readings during the window
 	DCGMSamples    string      `json:"dcgm_samples,omitempty"`    // DCGM exporter samples during the window
+	Shards         []string    `json:"shards,omitempty"`          // clients: N — each client's records, on its own clock
 }
 
 // List is the files in the order a step lists them as outputs.
 func (p PointFiles) List() []string {
 	var out []string
-	for _, f := range []string{p.MetricsSamples, p.DCGMSamples, p.Records, p.Point} {
+	for _, f := range append(append([]string{p.MetricsSamples, p.DCGMSamples}, p.Shards...), p.Records, p.Point) {
 		if f != "" {
 			out = append(out, f)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/perfdag/perfdag/steps/measure/hftok"
 	"github.com/perfdag/perfdag/steps/measure/loadgen"
 	"github.com/perfdag/perfdag/steps/measure/session"
+	"github.com/perfdag/perfdag/steps/measure/shard"
 	"github.com/perfdag/perfdag/steps/measure/stats"
 	"github.com/perfdag/perfdag/steps/measure/workload"
 	"github.com/perfdag/perfdag/steps/telemetry/dcgm"
@@ -67,6 +68,10 @@ func inputs(t *engine.Task) any {
 		"warmup_requests": c.WarmupRequests,
 		"concurrency":     t.Load.InFlight(),
 		"gpus":            c.GPUs,
+	}
+	if c.Clients > 1 {
+		// one client and several measure the same load, but not by the same clients
+		in["clients"] = c.Clients
 	}
 	if c.SLO != nil {
 		// the point states its goodput under the cell's slo (a cell without one keeps the
@@ -126,6 +131,9 @@ func check(c *schema.Campaign, _ *schema.PipelineStep, _ any) []error {
 		if err := checkAuto(i, cell, c); err != nil {
 			errs = append(errs, err)
 		}
+		if err := checkClients(i, cell, c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }
@@ -171,7 +179,14 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 		records = append(records, warm...)
 	}
 	samplers := startSamplers(ctx, s.Endpoint)
-	profiled, err := s.Load(ctx, session.PhaseProfiling, cfg, progress)
+	var profiled []schema.RequestRecord
+	var split sharded
+	if cell.Clients > 1 {
+		split, err = loadSharded(ctx, t, s, w, cfg)
+		profiled = split.records
+	} else {
+		profiled, err = s.Load(ctx, session.PhaseProfiling, cfg, progress)
+	}
 	if err != nil {
 		samplers.stop()
 		return engine.Result{}, err
@@ -184,11 +199,21 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if files.Records, err = campaigndir.WriteLines(t.Dir, campaigndir.Records(cell.ID, l), records); err != nil {
 		return engine.Result{}, err
 	}
+	warmed, connectNs := s.Warmed().Opened, s.Warmed().ConnectNs
+	if split.clients != nil {
+		warmed, connectNs = split.warmed, split.connectNs
+		for _, sh := range split.clients.Shards {
+			files.Shards = append(files.Shards, sh.Records)
+		}
+	}
 	point := stats.Compute(records, stats.Options{Cell: cell.ID, Load: l, Arrival: cfg.Arrival,
 		Shape: shapeOf(cell.Workload), Mode: modeOf(cell.Workload), GPUs: cell.GPUs, ReasoningModel: reasoningModel(t.Endpoint),
-		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: s.Warmed().Opened, WarmConnectNs: s.Warmed().ConnectNs, SLO: cell.SLO})
+		TokenBasis: t.Endpoint.Basis(t.BaseDir), WarmConnections: warmed, WarmConnectNs: connectNs, SLO: cell.SLO})
 	point.MetricsFamilies = families
 	point.ClientBound = s.ClientBound()
+	if split.clients != nil {
+		point.Clients, point.ClientBound = split.clients, shard.Bound(split.clients)
+	}
 	rule.record(&point, profiled)
 	point.MeasurementCost = measurementCost(t, s.Endpoint.Virtual != nil, records, point.RequestCount, time.Since(began))
 	if files.Point, err = campaigndir.WriteJSON(t.Dir, campaigndir.Point(cell.ID, l), point); err != nil {

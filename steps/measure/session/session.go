@@ -171,11 +171,31 @@ func failed(i int, phase string, err error) schema.RequestRecord {
 // window's start, whatever the cap or the server does. ClientBound then says whether the
 // client was the window's bottleneck.
 func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
+	return s.LoadShard(ctx, phase, cfg, Shard{}, progress)
+}
+
+// Shard is one client's part of a point split over clients: its requests are the point's
+// From, From+1, … (so its prompts are those the one client would have sent at those indices),
+// and Ready, when set, runs after its connections are open and before its window: the
+// client waits there for the start every client agreed on.
+type Shard struct {
+	From  int
+	Ready func(context.Context) error
+}
+
+// LoadShard is Load for one client's share of a point (see Shard); its records carry the
+// point's request indices.
+func (s *Session) LoadShard(ctx context.Context, phase string, cfg loadgen.Config, sh Shard, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
 	s.warmed = openai.Warmed{}
 	if s.Endpoint.Virtual == nil && cfg.Concurrency > 0 {
 		n := min(cfg.Concurrency, cfg.Requests)
 		s.warmed = s.Client.Warm(ctx, n)
 		defer s.Client.Predial(ctx, n)()
+	}
+	if sh.Ready != nil {
+		if err := sh.Ready(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var pending *texts
 	if s.Endpoint.Virtual == nil && (s.Client.DefersCounts() || s.tok != nil) {
@@ -187,8 +207,11 @@ func (s *Session) Load(ctx context.Context, phase string, cfg loadgen.Config, pr
 		win = s.openWindow()
 	}
 	recs, err := loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
-		return s.send(ctx, phase, cfg.Concurrency, i, pending)
+		return s.send(ctx, phase, cfg.Concurrency, sh.From+i, pending)
 	}, progress)
+	for k := range recs {
+		recs[k].Index += sh.From
+	}
 	if s.Endpoint.Virtual == nil {
 		s.bound = win.close(s, recs)
 	}

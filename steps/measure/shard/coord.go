@@ -1,0 +1,282 @@
+package shard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perfdag/perfdag/steps/measure/loadgen"
+	"github.com/perfdag/perfdag/steps/measure/sse"
+)
+
+// Pings is how many timestamp exchanges measure each child's clock offset; the one with the
+// shortest round trip is kept.
+const Pings = 16
+
+// Lead is how far ahead of the moment it is agreed the start lies, for every child to have
+// it before it passes (a few pipe writes; a child late anyway records by how much).
+const Lead = 200 * time.Millisecond
+
+// Command makes the process of one child: perfdag itself, `perfdag shard`.
+type Command func(ctx context.Context) *exec.Cmd
+
+// Self runs this executable's `shard` command (the perfdag binary, or a test binary acting
+// as it).
+func Self(ctx context.Context) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.CommandContext(ctx, exe, "shard")
+}
+
+// Outcome is what the children did: per shard, its clock offset, the exchange it came from
+// and its report; StartNs is the agreed start on the coordinator's clock.
+type Outcome struct {
+	StartNs int64
+	Shards  []ShardOutcome
+}
+
+// ShardOutcome is one child's clock and report.
+type ShardOutcome struct {
+	OffsetNs, RTTNs int64
+	Done            Done
+}
+
+// child is one running shard process.
+type child struct {
+	k      int
+	cmd    *exec.Cmd
+	w      *lineWriter
+	stdin  io.Closer
+	lines  chan up
+	exited chan error
+	stderr *tail
+}
+
+// Start runs the children of specs, waits until each is ready, measures their clocks,
+// agrees a start Lead ahead and waits for every child's records. The first child that fails
+// (a non-zero exit, a signal, a pipe closed without its report) stops the others and fails
+// the whole: no point is computed short of its load.
+func Start(ctx context.Context, command Command, specs []Spec) (Outcome, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kids := make([]*child, len(specs))
+	defer func() {
+		cancel()
+		for _, c := range kids {
+			if c != nil {
+				<-c.exited
+				c.exited <- nil
+			}
+		}
+	}()
+	for k, spec := range specs {
+		c, err := launch(ctx, command, k, spec)
+		if err != nil {
+			return Outcome{}, err
+		}
+		kids[k] = c
+	}
+	for _, c := range kids {
+		if _, err := c.expect(ctx, func(m up) bool { return m.Ready }); err != nil {
+			return Outcome{}, err
+		}
+	}
+	out := Outcome{Shards: make([]ShardOutcome, len(kids))}
+	for k, c := range kids {
+		off, rtt, err := c.clock(ctx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		out.Shards[k].OffsetNs, out.Shards[k].RTTNs = off, rtt
+	}
+	out.StartNs = sse.Now() + int64(Lead)
+	for k, c := range kids {
+		start := out.StartNs + out.Shards[k].OffsetNs + int64(specs[k].delay())
+		if err := c.w.send(down{StartNs: &start}); err != nil {
+			return Outcome{}, c.failure(ctx, err)
+		}
+	}
+	type report struct {
+		k    int
+		done Done
+		err  error
+	}
+	reports := make(chan report, len(kids))
+	for k, c := range kids {
+		go func() {
+			m, err := c.expect(ctx, func(m up) bool { return m.Done != nil })
+			if err == nil {
+				err = c.wait(ctx)
+			}
+			r := report{k: k, err: err}
+			if m.Done != nil {
+				r.done = *m.Done
+			}
+			reports <- r
+		}()
+	}
+	var first error
+	for range kids {
+		r := <-reports
+		if r.err != nil && first == nil {
+			first = r.err
+			cancel() // the others stop: the point fails whole
+		}
+		out.Shards[r.k].Done = r.done
+	}
+	if first != nil {
+		return Outcome{}, first
+	}
+	return out, nil
+}
+
+// delay is the part's start after the agreed one.
+func (s Spec) delay() time.Duration {
+	if s.Part.Rate > 0 && s.Part.Arrival == loadgen.ArrivalConstant {
+		return time.Duration(float64(s.Part.Index) / (s.Part.Rate * float64(s.Of)) * float64(time.Second))
+	}
+	return 0
+}
+
+func launch(ctx context.Context, command Command, k int, spec Spec) (*child, error) {
+	cmd := command(ctx)
+	cmd.SysProcAttr = childAttr()
+	cmd.WaitDelay = 5 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("client %d: %w", k, err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("client %d: %w", k, err)
+	}
+	c := &child{k: k, cmd: cmd, w: newLineWriter(in), stdin: in, lines: make(chan up, 4), exited: make(chan error, 1), stderr: &tail{max: 4096}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start client %d of %d: %w", k, spec.Of, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(outPipe)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			var m up
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+		c.exited <- cmd.Wait()
+	}()
+	if err := c.w.send(spec); err != nil {
+		return c, c.failure(ctx, err)
+	}
+	return c, nil
+}
+
+// expect waits for the child's next message and checks it is the one wanted.
+func (c *child) expect(ctx context.Context, want func(up) bool) (up, error) {
+	select {
+	case m, ok := <-c.lines:
+		switch {
+		case !ok:
+			return up{}, c.failure(ctx, errors.New("it closed its pipe"))
+		case m.Error != "":
+			return m, c.failure(ctx, errors.New(m.Error))
+		case !want(m):
+			return m, c.failure(ctx, fmt.Errorf("unexpected message %+v", m))
+		}
+		return m, nil
+	case <-ctx.Done():
+		return up{}, ctx.Err()
+	}
+}
+
+// clock measures the child's offset (its clock − this one's) from Pings exchanges, keeping
+// the one with the shortest round trip: the offset is within ± half of it.
+func (c *child) clock(ctx context.Context) (offset, rtt int64, err error) {
+	rtt = -1
+	for i := range Pings {
+		sent := sse.Now()
+		if err := c.w.send(down{Ping: &i}); err != nil {
+			return 0, 0, c.failure(ctx, err)
+		}
+		m, err := c.expect(ctx, func(m up) bool { return m.Pong != nil && *m.Pong == i })
+		if err != nil {
+			return 0, 0, err
+		}
+		got := sse.Now()
+		if r := got - sent; rtt < 0 || r < rtt {
+			rtt, offset = r, m.NowNs-(sent+got)/2
+		}
+	}
+	return offset, rtt, nil
+}
+
+// wait waits for the child to exit and names how it ended when that was not a success.
+func (c *child) wait(ctx context.Context) error {
+	_ = c.stdin.Close()
+	select {
+	case err := <-c.exited:
+		c.exited <- err
+		if err != nil {
+			return c.failure(ctx, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failure words a child's failure: the interrupt when the run is cancelled, else which client
+// failed, how (its exit status when it has exited) and the end of its stderr.
+func (c *child) failure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	select {
+	case exit := <-c.exited:
+		c.exited <- exit
+		if exit != nil {
+			err = exit
+		}
+	case <-time.After(2 * time.Second):
+	}
+	msg := fmt.Sprintf("client %d (pid %d) failed: %v", c.k, c.cmd.Process.Pid, err)
+	if s := strings.TrimSpace(c.stderr.String()); s != "" {
+		msg += ": " + s
+	}
+	return errors.New(msg + "; the point is failed, not computed short of its load (resume measures it again)")
+}
+
+// tail keeps the last max bytes written (a child's stderr).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
