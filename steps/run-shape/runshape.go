@@ -227,6 +227,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	if l := rule.line(&point); l != "" {
 		out.Summary += "; " + l
 	}
+	if point.Clients != nil {
+		out.Summary += "; " + clientsLine(point.Clients)
+	}
 	if l := session.Line(point.ClientBound); l != "" {
 		out.Summary += "; " + l
 	}

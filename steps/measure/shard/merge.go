@@ -1,11 +1,7 @@
 package shard
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/perfdag/perfdag/schema"
@@ -48,23 +44,17 @@ func Merge(dir string, specs []Spec, out Outcome) ([]schema.RequestRecord, *sche
 	return all, clients, nil
 }
 
-// read decodes a JSON-lines records file.
+// MaxLine bounds one record line of a shard's file (a long answer's chunk stamps).
+const MaxLine = 64 << 20
+
+// read decodes a shard's records file.
 func read(dir, rel string) ([]schema.RequestRecord, error) {
-	b, err := campaigndir.ReadFile(dir, rel, "")
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
 	var out []schema.RequestRecord
-	for {
-		var r schema.RequestRecord
-		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
-			return out, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: record %d: %w", rel, len(out)+1, err)
-		}
-		out = append(out, r)
-	}
+	err := campaigndir.ScanLines(dir, rel, MaxLine, func(_ int, r *schema.RequestRecord) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
 }
 
 // Bound is the point's client verdict from its shards': the most loaded bound shard's (its

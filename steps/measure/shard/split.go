@@ -28,7 +28,7 @@ type Part struct {
 
 // Split divides a point's load over n clients. Closed loop: the concurrency as evenly as
 // possible (c16 over 4: 4 each; c10 over 4: 3, 3, 2, 2) and the requests in proportion to
-// it. Open loop: the rate evenly, each client its own arrival stream (seed + k), the cap and
+// it (one each first). Open loop: the rate evenly, each client its own arrival stream (seed + k), the cap and
 // the requests as evenly as possible. Every client gets at least one request and, in a
 // closed loop, one stream; a load too small for that is an error.
 func Split(cfg loadgen.Config, n int) ([]Part, error) {
@@ -44,13 +44,15 @@ func Split(cfg loadgen.Config, n int) ([]Part, error) {
 			return nil, fmt.Errorf("concurrency %d over %d clients: each client needs at least one stream", cfg.Concurrency, n)
 		}
 		conc := even(cfg.Concurrency, n)
-		cum, from := 0, 0
+		// one request each, the rest in proportion to the streams, rounded on the running sum
+		// so they add up
+		rest := cfg.Requests - n
+		cum, from, given := 0, 0, 0
 		for k := range parts {
 			cum += conc[k]
-			// requests in proportion to the streams, rounded on the running sum so they add up
-			upto := (cfg.Requests*cum*2 + cfg.Concurrency) / (2 * cfg.Concurrency)
-			parts[k] = Part{Index: k, From: from, Requests: upto - from, Concurrency: conc[k]}
-			from = upto
+			upto := (rest*cum*2 + cfg.Concurrency) / (2 * cfg.Concurrency)
+			parts[k] = Part{Index: k, From: from, Requests: 1 + upto - given, Concurrency: conc[k]}
+			from, given = from+parts[k].Requests, upto
 		}
 	} else {
 		if cfg.Concurrency > 0 && cfg.Concurrency < n {
