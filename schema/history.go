@@ -27,8 +27,9 @@ type HistoryRow struct {
 	NoiseRows      int    `json:"within_noise_rows"`
 	Error          string `json:"error,omitempty"`
 	OnRed          string `json:"on_red,omitempty"`
-	Dir            string `json:"dir,omitempty"`   // the campaign directory, where it ran (or was published from)
-	Knees          []Knee `json:"knees,omitempty"` // searched cells, by cell id
+	Dir            string `json:"dir,omitempty"`             // the campaign directory, where it ran (or was published from)
+	PerfdagVersion string `json:"perfdag_version,omitempty"` // the perfdag that measured it (run.json)
+	Knees          []Knee `json:"knees,omitempty"`           // searched cells, by cell id
 }
 
 // Knee is a searched cell's answer in one run: the knee and the band it lies in.

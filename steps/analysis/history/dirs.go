@@ -238,5 +238,8 @@ func RowOf(fin campaigndir.Finished) (*schema.HistoryRow, error) {
 		return nil, fmt.Errorf("campaign directory %s: %w", fin.Dir, err)
 	}
 	row := schema.NewHistoryRow(&v, abs, sweeps)
+	if info, err := campaigndir.ReadInfo(fin.Dir); err == nil {
+		row.PerfdagVersion = info.Version
+	}
 	return &row, nil
 }

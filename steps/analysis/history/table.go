@@ -38,7 +38,7 @@ func writeOne(w io.Writer, h *History) error {
 	fmt.Fprintln(tw, "RUN\tSTARTED\tTRIGGER\tVERDICT\tRED\tBASELINE\tVERSIONS\tDIR")
 	for _, r := range h.Runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, dash(r.Started), r.Trigger, r.Verdict, r.RedRows,
-			dash(r.Baseline), dash(versions(r.Versions)), dash(r.Dir))
+			dash(r.Baseline), dash(versions(r.Versions, r.PerfdagVersion)), dash(r.Dir))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -137,7 +137,7 @@ func value(v Value) string {
 // fig prints four significant digits at most (the JSON keeps the exact value).
 func fig(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 
-func versions(v Versions) string {
+func versions(v Versions, perfdag string) string {
 	var parts []string
 	if e := strings.TrimSpace(v.Engine + " " + v.EngineVersion); e != "" {
 		parts = append(parts, e)
@@ -149,6 +149,9 @@ func versions(v Versions) string {
 		parts = append(parts, v.Delivery)
 	}
 	parts = append(parts, v.Models...)
+	if perfdag != "" {
+		parts = append(parts, "perfdag "+perfdag)
+	}
 	return strings.Join(parts, " · ")
 }
 
