@@ -70,6 +70,29 @@ func TestWarningsOpenLoopStreams(t *testing.T) {
 	}
 }
 
+// TestWarningsSplitOverClients: a point split over clients asks each client its share — c8192
+// over 4 is 2048 streams each, over 8 1024 (held); a rate over N is rate/N requests/s each.
+func TestWarningsSplitOverClients(t *testing.T) {
+	cal := &schema.Calibration{Ceilings: &schema.CalibrationCeilings{Streams: 1024, StreamTokensPerS: 20, RequestsPerS: 5000, TokensPerS: 1e9}}
+	camp := func(clients int) *schema.Campaign {
+		return &schema.Campaign{Cells: []schema.Cell{
+			{ID: "c", Concurrencies: []int{8192}, Clients: clients, Workload: schema.Workload{Shape: "custom", InputTokens: 10, OutputTokens: 16}},
+			{ID: "r", Rates: []float64{16000}, Clients: clients, Workload: schema.Workload{Shape: "custom", InputTokens: 10, OutputTokens: 1}},
+		}}
+	}
+	w := Warnings(camp(4), cal, "here")
+	if len(w) != 1 || !strings.HasPrefix(w[0], "cell c at c8192 (each of its 4 clients) asks 2048 streams, more than one client held on this machine (1024 streams") ||
+		!strings.HasSuffix(w[0], "lower the load or split it over more clients (clients: on the cell)") {
+		t.Errorf("c8192 and r16000 over 4 clients: %q, want c8192's 2048 streams each (r16000 is 4000/s each, under 5000)", w)
+	}
+	if w := Warnings(camp(8), cal, "here"); len(w) != 0 {
+		t.Errorf("c8192 and r16000 over 8 clients (1024 streams, 2000/s each): %q", w)
+	}
+	if w := Warnings(camp(0), cal, "here"); len(w) != 2 || !strings.Contains(w[1], "cell r at r16000 asks 16000 requests/s") {
+		t.Errorf("one client: %q, want both points", w)
+	}
+}
+
 // TestCeilingsAgainstTheSimulator climbs one rung against an in-process paced simulator and
 // measures the zero-delay ceilings: every figure is there and sane, never how large (the
 // machine is shared).

@@ -13,7 +13,7 @@ import (
 // its concurrency in streams (a searched cell: its upper bound); an open-loop point asks its
 // rate in requests per second, its rate × answer length in tokens per second, and, by Little's
 // law, rate × the answer's time at the calibration's pace in streams (at most its in-flight
-// cap). host is this machine's name: a calibration made on another says so. None without
+// cap); a point split over clients (clients: N) asks each client its share. host is this machine's name: a calibration made on another says so. None without
 // ceilings (a calibration made before they were measured).
 func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string {
 	ce := cal.Ceilings
@@ -27,7 +27,7 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 	held := func(what string) string {
 		return fmt.Sprintf("more than one client held on this machine (%s; %s)", what, from)
 	}
-	const todo = ": it would measure its client as much as the server; lower the load or split it over more clients"
+	const todo = ": it would measure its client as much as the server; lower the load or split it over more clients (clients: on the cell)"
 	var out []string
 	for _, cell := range c.Cells {
 		if cell.Import != nil {
@@ -37,9 +37,15 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 		if b, err := workload.Resolve(cell.Workload); err == nil {
 			answer = b.OutputTokens
 		}
+		// a point split over clients asks each its share: the largest part of the streams
+		// (or the cap), the rate over N
+		n := max(cell.Clients, 1)
 		for _, l := range askedLoads(cell) {
-			rate, conc := l.Rate, l.InFlight()
+			rate, conc := l.Rate/float64(n), (l.InFlight()+n-1)/n
 			point := fmt.Sprintf("cell %s at %s", cell.ID, l.Key())
+			if n > 1 {
+				point += fmt.Sprintf(" (each of its %d clients)", n)
+			}
 			if rate <= 0 {
 				if conc > ce.Streams {
 					out = append(out, fmt.Sprintf("%s asks %d streams, %s%s", point, conc,
@@ -48,7 +54,7 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 				continue
 			}
 			if ce.RequestsPerS > 0 && rate > ce.RequestsPerS {
-				out = append(out, fmt.Sprintf("%s asks %s requests/s, %s%s", point, strconv.FormatFloat(rate, 'g', 4, 64),
+				out = append(out, fmt.Sprintf("%s asks %s requests/s, %s%s", point, perS(rate),
 					held(fmt.Sprintf("%.0f requests/s", ce.RequestsPerS)), todo))
 			}
 			if tok := rate * float64(answer); ce.TokensPerS > 0 && tok > ce.TokensPerS {
@@ -78,4 +84,12 @@ func askedLoads(cell schema.Cell) []schema.Load {
 		return append(cell.Loads(), cell.LegacyLoad(s.To))
 	}
 	return cell.Loads()
+}
+
+// perS words a rate: four significant digits, never an exponent (16000, not 1.6e+04).
+func perS(rate float64) string {
+	if rate >= 1000 {
+		return strconv.FormatFloat(rate, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(rate, 'g', 4, 64)
 }
