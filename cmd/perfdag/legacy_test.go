@@ -182,7 +182,11 @@ func legacyBaselines(t *testing.T, root, dir string) {
 var numbers = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 
 // legacyReport: the report of the directory shows every number main's report showed, and no
-// other number than the rate its open-loop points now name (r20-cap2, not C=2).
+// other number than the rate its open-loop points now name (r20-cap2, not C=2) — but for what
+// main's report got wrong by reading those points' caps as concurrencies: its heatmaps "at
+// fixed concurrency" had tables at C = 2 and C = 8 holding the open-loop points r20-cap2 and
+// r20-cap8, and the scatter's labels named concurrency 8. Today the heatmap tables are at the
+// closed-loop cell's concurrencies (C = 1 and C = 4, its atlas values), with no rate point.
 func legacyReport(t *testing.T, root, dir string) {
 	t.Helper()
 	pdftotext := testkit.NeedTool(t, "pdftotext")
@@ -205,7 +209,23 @@ func legacyReport(t *testing.T, root, dir string) {
 		}
 		return m
 	}
-	o, n := count(renameLegacy(string(old))), count(string(txt))
+	heat, err := regexp.Compile(`(?s)\n\f? Heatmaps at fixed concurrency\n.*?\n\f? TPM supported across hardware types\n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := regexp.MustCompile(`Labels mark concurrency[\s\d,]*;`)
+	now := heat.FindString(string(txt))
+	for _, want := range []string{"Concurrency C = 1\n", "H100 FP8 TP1 TP                                                    252                                                        21.7\n",
+		"Concurrency C = 4\n", "H100 FP8 TP1 TP                                                    795                                                        21.7\n"} {
+		if !strings.Contains(now, want) {
+			t.Errorf("report: the heatmap page lacks %q\n%s", want, now)
+		}
+	}
+	if strings.Contains(now, "C = 2") || strings.Contains(now, "C = 8") || strings.Contains(now, "168") {
+		t.Errorf("report: the heatmap page has the open-loop points at their caps\n%s", now)
+	}
+	strip := func(s string) string { return labels.ReplaceAllString(heat.ReplaceAllString(s, "\n"), "") }
+	o, n := count(strip(renameLegacy(string(old)))), count(strip(string(txt)))
 	for tok, k := range o {
 		if n[tok] < k {
 			t.Errorf("report: %q appears %d times, main's report %d", tok, n[tok], k)

@@ -67,8 +67,9 @@ func heatmapPage(d sink, v *view, _ *artwork) {
 		7.5, fontstyle.Normal, &colorMuted)
 	index := map[string]*schema.AtlasRow{}
 	for i := range v.rows {
-		r := &v.rows[i]
-		index[fmt.Sprintf("%v|%d|%d", keyOf(r), r.MaxNumBatchedTokens, r.Concurrency)] = r
+		if r := &v.rows[i]; !r.PointLoad().IsRate() { // tables at fixed concurrency: a rate point capped at 8 is not c8
+			index[fmt.Sprintf("%v|%d|%d", keyOf(r), r.MaxNumBatchedTokens, r.Concurrency)] = r
+		}
 	}
 	k := len(v.mbts)
 	metrics := []heatMetric{

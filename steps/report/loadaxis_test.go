@@ -25,6 +25,7 @@ func mixedLoadInput() report.Input {
 		r.CellID, r.Load, r.Concurrency, r.RequestRate = "mixed", p.l, p.l.InFlight(), p.l.Rate
 		r.SMActive, r.DRAMActive, r.PowerWattsPerGPU, r.TokensPerWatt = f(0.5), f(0.4), f(300), f(p.tw)
 		r.AcceptanceLength, r.SpecAcceptRate = f(p.al), f(0.6)
+		r.TTFTP50Ms, r.RequestThroughput = f(40+p.tw), f(p.tw)
 		in.Atlas = append(in.Atlas, r)
 	}
 	return in
@@ -96,5 +97,15 @@ func TestLoadAxesApart(t *testing.T) {
 		if conc != tc.conc || rate != tc.rate {
 			t.Errorf("%s: %d charts against concurrency, %d against request rate; want %d and %d", tc.title, conc, rate, tc.conc, tc.rate)
 		}
+	}
+
+	// The scatter and heatmap pages (x: throughput, not load) name a rate point by its rate: its
+	// cap is no concurrency to label it by (c0, c8) nor a heatmap column.
+	scatter := section(t, string(page), report.TitleScatter)
+	if !strings.Contains(scatter, "Labels mark concurrency 1, 8, 10;") || !strings.Contains(scatter, "cell mixed, 2 req/s (cap 8)") || strings.Contains(scatter, ">c0<") {
+		t.Errorf("the scatter page labels or names rate points by their cap")
+	}
+	if heat := section(t, string(page), report.TitleHeatmap); strings.Contains(heat, "C = 0") || !strings.Contains(heat, ">44.2<") || strings.Contains(heat, ">43.3<") {
+		t.Errorf("the heatmap at C = 8 shows a rate point capped at 8 (TTFT p50 43.3 of r4-cap8) or lacks c8's 44.2")
 	}
 }

@@ -119,11 +119,14 @@ func optionsOf(c *schema.Campaign, measured []int) options {
 	return o
 }
 
-// measuredConcurrencies is the sorted distinct concurrencies of the atlas rows.
+// measuredConcurrencies is the sorted distinct concurrencies of the atlas' closed-loop rows (a
+// rate point's in-flight cap is no concurrency it was measured at).
 func measuredConcurrencies(rows []schema.AtlasRow) []int {
 	var out []int
-	for _, r := range rows {
-		out = append(out, r.Concurrency)
+	for i := range rows {
+		if !rows[i].PointLoad().IsRate() {
+			out = append(out, rows[i].Concurrency)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

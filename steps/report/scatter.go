@@ -117,15 +117,16 @@ func scatterSeries(v *view, mbt int, p paneSpec) []charts.Series {
 		if len(rows) == 0 {
 			continue
 		}
-		slices.SortFunc(rows, func(a, b *schema.AtlasRow) int { return a.Concurrency - b.Concurrency })
+		slices.SortFunc(rows, func(a, b *schema.AtlasRow) int { return a.PointLoad().Compare(b.PointLoad()) })
 		s := charts.Series{Name: x.label, Color: x.color, Marker: x.marker, Hollow: x.key.MTP, Line: true, Width: 0.6}
 		for _, r := range rows {
 			xv, yv := p.xv(r), p.yv(r)
 			if xv == nil || yv == nil {
 				continue
 			}
-			pt := charts.Point{X: *xv, Y: *yv, Tip: fmt.Sprintf("cell %s, C=%d", r.CellID, r.Concurrency)}
-			if slices.Contains(v.opt.labels, r.Concurrency) {
+			l := r.PointLoad()
+			pt := charts.Point{X: *xv, Y: *yv, Tip: fmt.Sprintf("cell %s, %s", r.CellID, loadTip(l))}
+			if !l.IsRate() && slices.Contains(v.opt.labels, r.Concurrency) {
 				pt.Label = fmt.Sprintf("c%d", r.Concurrency)
 			}
 			s.Points = append(s.Points, pt)
