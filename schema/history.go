@@ -29,7 +29,18 @@ type HistoryRow struct {
 	OnRed          string `json:"on_red,omitempty"`
 	Dir            string `json:"dir,omitempty"`             // the campaign directory, where it ran (or was published from)
 	PerfdagVersion string `json:"perfdag_version,omitempty"` // the perfdag that measured it (run.json)
-	Knees          []Knee `json:"knees,omitempty"`           // searched cells, by cell id
+	Host           string `json:"host,omitempty"`            // the machine it ran on (run.json)
+	// Endpoints are what the run measured: each endpoint's model and what its server said of
+	// itself (version, build), as run.json (and SOURCE.md) record them.
+	Endpoints []HistoryEndpoint `json:"endpoints,omitempty"`
+	Knees     []Knee            `json:"knees,omitempty"` // searched cells, by cell id
+}
+
+// HistoryEndpoint is one endpoint a run measured.
+type HistoryEndpoint struct {
+	Name   string `json:"name"`
+	Model  string `json:"model,omitempty"`
+	Server string `json:"server,omitempty"` // what the server reported of itself (version, build)
 }
 
 // Knee is a searched cell's answer in one run: the knee and the band it lies in.

@@ -108,7 +108,8 @@ func TestScheduleNowAndHistory(t *testing.T) {
 		t.Errorf("on_red's side effect %q (%v), want one line: time RED %s", b, err, h.Runs[1].Dir)
 	}
 	if h.Runs[1].OnRed != "ran ok" || h.Runs[0].Baseline == "" || h.Runs[0].Baseline != h.Runs[1].Baseline || len(h.Runs[0].Points) == 0 ||
-		h.Runs[0].Versions.EngineVersion != "v0.11.0" || len(h.Runs[0].Versions.Models) != 1 || h.Runs[0].PerfdagVersion == "" {
+		h.Runs[0].Versions.EngineVersion != "v0.11.0" || len(h.Runs[0].Versions.Models) != 1 || h.Runs[0].PerfdagVersion == "" ||
+		h.Runs[0].Host == "" || len(h.Runs[0].Endpoints) != 2 || h.Runs[0].Endpoints[0].Model != "perfdag/sim-nightly" {
 		t.Errorf("history runs lack what they recorded: %+v", h.Runs)
 	}
 	knee := series(h, "aa-1k-current", "", history.KneeMetric)

@@ -240,6 +240,8 @@ func historyTable() Table {
 			optTxt("baseline_sha256"), num("red_rows"), num("within_noise_rows"), optTxt("error"), optTxt("on_red"),
 			{Name: "dir", Type: Text, Field: "dir", Null: true, Doc: "the campaign directory it was published from"},
 			{Name: "perfdag_version", Type: Text, Field: "perfdag_version", Null: true, Doc: "the perfdag that measured the run (its run.json)"},
+			{Name: "host", Type: Text, Field: "host", Null: true, Doc: "the machine the run ran on (its run.json)"},
+			{Name: "endpoints_json", Type: JSON, Field: "endpoints", Null: true, JSON: true, Doc: "each endpoint measured: [{name, model, server}], server being what it reported of itself (version, build)"},
 			{Name: "knees_json", Type: JSON, Field: "knees", Null: true, JSON: true, Doc: "each searched cell's knee: [{cell, slo, knee, knee_lo, knee_hi, knee_at_top, knee_unknown}]; NULL when no cell searched"},
 			rowJSON("history_v1")},
 		Key: []string{ColCampaignID},

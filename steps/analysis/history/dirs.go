@@ -239,7 +239,10 @@ func RowOf(fin campaigndir.Finished) (*schema.HistoryRow, error) {
 	}
 	row := schema.NewHistoryRow(&v, abs, sweeps)
 	if info, err := campaigndir.ReadInfo(fin.Dir); err == nil {
-		row.PerfdagVersion = info.Version
+		row.PerfdagVersion, row.Host = info.Version, info.Host
+		for _, e := range info.Endpoints {
+			row.Endpoints = append(row.Endpoints, schema.HistoryEndpoint{Name: e.Name, Model: e.Model, Server: e.Server})
+		}
 	}
 	return &row, nil
 }

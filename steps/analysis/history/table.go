@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perfdag/perfdag/engine/plural"
+	"github.com/perfdag/perfdag/schema"
 )
 
 // labels are the table's column heads of Metrics.
@@ -38,7 +39,7 @@ func writeOne(w io.Writer, h *History) error {
 	fmt.Fprintln(tw, "RUN\tSTARTED\tTRIGGER\tVERDICT\tRED\tBASELINE\tVERSIONS\tDIR")
 	for _, r := range h.Runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, dash(r.Started), r.Trigger, r.Verdict, r.RedRows,
-			dash(r.Baseline), dash(versions(r.Versions, r.PerfdagVersion)), dash(r.Dir))
+			dash(r.Baseline), dash(versions(r.Versions, r.HistoryRow)), dash(r.Dir))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -137,7 +138,7 @@ func value(v Value) string {
 // fig prints four significant digits at most (the JSON keeps the exact value).
 func fig(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 
-func versions(v Versions, perfdag string) string {
+func versions(v Versions, row schema.HistoryRow) string {
 	var parts []string
 	if e := strings.TrimSpace(v.Engine + " " + v.EngineVersion); e != "" {
 		parts = append(parts, e)
@@ -149,8 +150,16 @@ func versions(v Versions, perfdag string) string {
 		parts = append(parts, v.Delivery)
 	}
 	parts = append(parts, v.Models...)
-	if perfdag != "" {
-		parts = append(parts, "perfdag "+perfdag)
+	for _, e := range row.Endpoints {
+		if e.Server != "" {
+			parts = append(parts, e.Name+" server "+e.Server)
+		}
+	}
+	if row.PerfdagVersion != "" {
+		parts = append(parts, "perfdag "+row.PerfdagVersion)
+	}
+	if row.Host != "" {
+		parts = append(parts, "on "+row.Host)
 	}
 	return strings.Join(parts, " · ")
 }

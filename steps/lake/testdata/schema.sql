@@ -242,6 +242,8 @@ CREATE TABLE IF NOT EXISTS history_v1 (
   on_red TEXT,
   dir TEXT, -- the campaign directory it was published from
   perfdag_version TEXT, -- the perfdag that measured the run (its run.json)
+  host TEXT, -- the machine the run ran on (its run.json)
+  endpoints_json TEXT, -- each endpoint measured: [{name, model, server}], server being what it reported of itself (version, build)
   knees_json TEXT, -- each searched cell's knee: [{cell, slo, knee, knee_lo, knee_hi, knee_at_top, knee_unknown}]; NULL when no cell searched
   row_json TEXT NOT NULL, -- the whole history_v1 record as JSON: nothing is lost
   PRIMARY KEY (campaign_id)

@@ -188,8 +188,9 @@ func Publication(campaignID string, s Spec) *lake.Publication {
 		History: &schema.HistoryRow{Schema: schema.SchemaHistoryRow, Campaign: s.Campaign, Slot: "2026-12-02T03:00:00+01:00",
 			Trigger: "scheduled", Started: "2026-12-02T13:04:55Z", Ended: "2026-12-02T13:58:01Z", Outcome: "succeeded",
 			Verdict: "RED", Baseline: "baselines/inference/nightly/20261201T030000Z", BaselineSHA256: "ab12", RedRows: 2,
-			OnRed: "ran ok", Dir: "/data/campaigns/" + campaignID, PerfdagVersion: "v1.4.0",
-			Knees: []schema.Knee{{Cell: "cell-0", SLO: "itl_avg_ms <= 50", Knee: 31, KneeLo: 29, KneeHi: 33}}},
+			OnRed: "ran ok", Dir: "/data/campaigns/" + campaignID, PerfdagVersion: "v1.4.0", Host: "bench-01",
+			Endpoints: []schema.HistoryEndpoint{{Name: "main", Model: "org/m", Server: "vllm 0.11.0+cu128"}},
+			Knees:     []schema.Knee{{Cell: "cell-0", SLO: "itl_avg_ms <= 50", Knee: 31, KneeLo: 29, KneeHi: 33}}},
 	}
 }
 
