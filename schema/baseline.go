@@ -228,4 +228,24 @@ type Verdict struct {
 	Error    string        `json:"error,omitempty"`
 	Diff     *BaselineDiff `json:"diff,omitempty"`
 	OnRed    string        `json:"on_red,omitempty"` // what the on_red command did
+	// Drift are the change points that turned the run RED under schedule.tolerances.drift.
+	Drift []DriftFinding `json:"drift,omitempty"`
+}
+
+// DriftFinding is a change point in a metric's series over a campaign's runs, a regression
+// beyond the drift rule's limit, that the judged run belongs to.
+type DriftFinding struct {
+	Cell     string  `json:"cell"`
+	Load     string  `json:"load,omitempty"` // "" for the knee
+	Metric   string  `json:"metric"`
+	Since    string  `json:"since"`     // start of the first run at the new level (RFC 3339)
+	SinceDir string  `json:"since_dir"` // that run's campaign directory
+	Runs     int     `json:"runs"`      // runs at the new level, this one included
+	Before   float64 `json:"before"`    // mean level before the change
+	After    float64 `json:"after"`     // mean level since
+	Pct      float64 `json:"pct"`       // the change, % of Before
+	PctLo    float64 `json:"pct_lo"`    // its 95 % interval
+	PctHi    float64 `json:"pct_hi"`    //
+	Limit    float64 `json:"limit"`     // the drift rule's %
+	Detail   string  `json:"detail"`
 }

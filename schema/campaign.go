@@ -230,7 +230,7 @@ type Schedule struct {
 	CatchupWindow Duration           `yaml:"catchup_window,omitempty" json:"catchup_window,omitempty" doc:"runs missed while the scheduler was down within this window are caught up (e.g. 24h)"`
 	CatchupMax    int                `yaml:"catchup_max,omitempty" json:"catchup_max,omitempty" range:"0,1000" doc:"at most this many missed runs are caught up (default 1)"`
 	Baseline      string             `yaml:"baseline,omitempty" json:"baseline,omitempty" doc:"registered baseline name each run is diffed against"`
-	Tolerances    map[string]float64 `yaml:"tolerances,omitempty" json:"tolerances,omitempty" range:"0,1000000" doc:"per-metric tolerance overrides"`
+	Tolerances    map[string]float64 `yaml:"tolerances,omitempty" json:"tolerances,omitempty" range:"0,1000000" doc:"per-metric tolerance overrides (metric: % or points, as baseline diff --tolerance), and drift: the change-point rule, a % beyond which a change point regressing a metric over the runs turns a run RED"`
 	OnRed         *ExecSpec          `yaml:"on_red,omitempty" json:"on_red,omitempty" doc:"command run when a run is RED or failed (notify)"`
 }
 

@@ -25,6 +25,7 @@ type HistoryRow struct {
 	BaselineSHA256 string `json:"baseline_sha256,omitempty"`
 	RedRows        int    `json:"red_rows"`
 	NoiseRows      int    `json:"within_noise_rows"`
+	DriftChanges   int    `json:"drift_changes,omitempty"` // change points that made it RED (schedule.tolerances.drift)
 	Error          string `json:"error,omitempty"`
 	OnRed          string `json:"on_red,omitempty"`
 	Dir            string `json:"dir,omitempty"`             // the campaign directory, where it ran (or was published from)
@@ -59,6 +60,7 @@ type Knee struct {
 func NewHistoryRow(v *Verdict, dir string, sweeps []SweepResult) HistoryRow {
 	h := HistoryRow{Schema: SchemaHistoryRow, Campaign: v.Campaign, Slot: v.Slot, Trigger: v.Trigger,
 		Started: v.Started, Ended: v.Ended, Outcome: v.Outcome, Verdict: v.Verdict, Error: v.Error, OnRed: v.OnRed, Dir: dir}
+	h.DriftChanges = len(v.Drift)
 	if d := v.Diff; d != nil {
 		h.Baseline, h.BaselineSHA256, h.RedRows, h.NoiseRows = d.Baseline, d.BaselineSHA256, d.Red, d.WithinNoise
 	}

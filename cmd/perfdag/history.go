@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/steps/analysis/changepoint"
 	"github.com/perfdag/perfdag/steps/analysis/history"
 	"github.com/perfdag/perfdag/steps/lake"
 	strictpublish "github.com/perfdag/perfdag/steps/strict-publish"
@@ -115,7 +116,8 @@ func (a *app) history(ctx context.Context, args []string, f *historyFlags) error
 				return a.printHistory(doc, f)
 			}
 		}
-		hs, err := history.FromDirs(ctx, stateDir, folder, history.DirOptions{Campaign: f.campaign, Open: a.open, ID: strictpublish.CampaignID})
+		hs, err := history.FromDirs(ctx, stateDir, folder, history.DirOptions{Campaign: f.campaign, Open: a.open, ID: strictpublish.CampaignID,
+			Annotate: []history.Annotator{history.ChangePoints(changepoint.Options{})}})
 		switch {
 		case errors.Is(err, history.ErrNoRuns):
 			return exit(ExitUsage, err)
@@ -165,7 +167,7 @@ func (a *app) historyFromLake(ctx context.Context, f *historyFlags) (*history.Hi
 		return nil, "", exit(ExitFailed, err)
 	}
 	defer l.Close(context.WithoutCancel(ctx))
-	h, err := history.FromLake(ctx, l, f.campaign)
+	h, err := history.FromLake(ctx, l, f.campaign, history.ChangePoints(changepoint.Options{}))
 	if err != nil {
 		return nil, "", exit(ExitFailed, fmt.Errorf("read the history of %s from %s: %w", f.campaign, loc, err))
 	}

@@ -350,6 +350,9 @@ func (h *verdictHook) report(v *schema.Verdict, dir string) {
 	if v.Diff != nil {
 		baseline.WriteDiff(h.a.stdout, v.Diff)
 	}
+	for _, d := range v.Drift {
+		fmt.Fprintf(h.a.stdout, "drift: %s (beyond the drift rule's %g %%; %d runs at the new level)\n", d.Detail, d.Limit, d.Runs)
+	}
 	line := fmt.Sprintf("%s slot %s (%s): %s", v.Campaign, v.Slot, v.Trigger, v.Verdict)
 	if isTerminal(h.a.stdout) {
 		line = fmt.Sprintf("%s slot %s (%s): %s", v.Campaign, v.Slot, v.Trigger, colorVerdict(v.Verdict))

@@ -121,7 +121,11 @@ func (t Tolerances) Check(where string) error {
 	var errs []string
 	for _, k := range keys {
 		if _, ok := RuleFor(k); !ok || k == KernelClassPrefix+"." {
-			errs = append(errs, fmt.Sprintf("%s.%s: unknown metric; known: %s", where, k, strings.Join(metricNames(), ", ")))
+			known := strings.Join(metricNames(), ", ")
+			if where == "schedule.tolerances" {
+				known += ", and drift (the change-point rule, %)"
+			}
+			errs = append(errs, fmt.Sprintf("%s.%s: unknown metric; known: %s", where, k, known))
 			continue
 		}
 		if v := t[k]; v < 0 || !finite(v) {

@@ -21,6 +21,7 @@ type Scheduled struct {
 	Spec    *schema.Campaign
 	BaseDir string // the campaign file's directory: on_red's dir is relative to it
 	Tol     Tolerances
+	Drift   float64 // the drift rule's limit in % (schedule.tolerances.drift); 0: off
 }
 
 // NewScheduled makes the scheduled campaign of the compiled campaign file path (nil, nil when
@@ -34,11 +35,24 @@ func NewScheduled(path, baseDir string, spec *schema.Campaign, position func(key
 	if sc == nil {
 		return nil, nil
 	}
-	tol := Tolerances(sc.Tolerances)
+	tol, drift := Tolerances{}, 0.0
+	for k, v := range sc.Tolerances {
+		if k == DriftKey {
+			drift = v
+			continue
+		}
+		tol[k] = v
+	}
+	if d, ok := sc.Tolerances[DriftKey]; ok && (d <= 0 || !finite(d)) {
+		line, col := position("schedule.tolerances." + DriftKey)
+		var l diag.List
+		l.Add(path, line, col, "", "schedule.tolerances.drift: the drift rule's limit %v must be a positive percentage (a change point regressing a metric by more than it turns a run RED)", d)
+		return nil, l
+	}
 	if err := tol.Check("schedule.tolerances"); err != nil {
 		var l diag.List
-		for k := range sc.Tolerances {
-			if one := (Tolerances{k: sc.Tolerances[k]}).Check("schedule.tolerances"); one != nil {
+		for k := range tol {
+			if one := (Tolerances{k: tol[k]}).Check("schedule.tolerances"); one != nil {
 				line, col := position("schedule.tolerances." + k)
 				l.Add(path, line, col, "", "%s", one.Error())
 			}
@@ -61,6 +75,7 @@ func NewScheduled(path, baseDir string, spec *schema.Campaign, position func(key
 		Spec:    spec,
 		BaseDir: baseDir,
 		Tol:     tol,
+		Drift:   drift,
 	}, nil
 }
 
@@ -111,6 +126,9 @@ func (h *Hook) AfterRun(ctx context.Context, r schedule.Run) {
 			h.warn(r.Campaign, err)
 		}
 	}
+	if c.Drift > 0 && dir != "" && (v.Verdict == Green || v.Verdict == Red) {
+		h.drift(ctx, v, dir, c.Drift)
+	}
 	if Alarming(v.Verdict) && c.Job.Schedule.OnRed != nil {
 		where := dir
 		if where == "" {
@@ -138,6 +156,26 @@ func (h *Hook) AfterRun(ctx context.Context, r schedule.Run) {
 	}
 	if h.o.Report != nil {
 		h.o.Report(v, dir)
+	}
+}
+
+// drift applies the drift rule to a judged run: its campaign's change points that regress
+// beyond limit % and that this run belongs to turn it RED (verdict.json rewritten). The
+// history is read under the hook's lock, the appends being serialized by it.
+func (h *Hook) drift(ctx context.Context, v *schema.Verdict, dir string, limit float64) {
+	h.mu.Lock()
+	found, err := Drift(ctx, h.o.StateDir, dir, v, h.o.Open, limit)
+	h.mu.Unlock()
+	if err != nil {
+		h.warn(v.Campaign, fmt.Errorf("drift rule: %w", err))
+		return
+	}
+	if len(found) == 0 {
+		return
+	}
+	v.Drift, v.Verdict = found, Red
+	if _, err := WriteVerdict(dir, v); err != nil {
+		h.warn(v.Campaign, err)
 	}
 }
 

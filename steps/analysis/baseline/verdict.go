@@ -98,13 +98,14 @@ type HistoryLine struct {
 	Noise    int    `json:"within_noise_rows,omitempty"` // beyond the tolerance, within the change's interval
 	Error    string `json:"error,omitempty"`
 	OnRed    string `json:"on_red,omitempty"`
+	Drift    int    `json:"drift_changes,omitempty"` // change points that made it RED (the drift rule)
 }
 
 // AppendHistory appends one line to <stateDir>/history.jsonl in a single write and fsyncs it,
 // so a crash leaves whole lines only. Callers serialize concurrent appends.
 func AppendHistory(stateDir, dir string, now time.Time, v *schema.Verdict) error {
 	line := HistoryLine{Time: now.UTC().Format(time.RFC3339), Campaign: v.Campaign, Slot: v.Slot,
-		Trigger: v.Trigger, Outcome: v.Outcome, Verdict: v.Verdict, Dir: dir, Error: v.Error, OnRed: v.OnRed}
+		Trigger: v.Trigger, Outcome: v.Outcome, Verdict: v.Verdict, Dir: dir, Error: v.Error, OnRed: v.OnRed, Drift: len(v.Drift)}
 	if v.Diff != nil {
 		line.Baseline, line.Red, line.Noise = v.Diff.Baseline, v.Diff.Red, v.Diff.WithinNoise
 	}

@@ -34,6 +34,9 @@ type DirOptions struct {
 	ID func(dir, slug string) string
 	// Annotate runs over each campaign's built history.
 	Annotate []Annotator
+	// Extra is a run directory being judged now (its verdict.json written, its history line
+	// not yet): read after the state directory's lines, as the newest run.
+	Extra string
 }
 
 // line is what history reads of a history.jsonl line (baseline.HistoryLine).
@@ -50,6 +53,7 @@ type line struct {
 	Error    string `json:"error"`
 	OnRed    string `json:"on_red"`
 	Time     string `json:"time"`
+	Drift    int    `json:"drift_changes"`
 }
 
 // Locate says what a directory argument is: a scheduler state directory (it holds
@@ -74,6 +78,15 @@ func FromDirs(ctx context.Context, stateDir, folder string, o DirOptions) ([]*Hi
 	lines, err := readLines(stateDir, folder)
 	if err != nil {
 		return nil, err
+	}
+	if o.Extra != "" {
+		var v schema.Verdict
+		found, err := campaigndir.ReadJSON(o.Extra, campaigndir.Verdict(), &v)
+		if err != nil || !found {
+			return nil, fmt.Errorf("the run being judged, %s: no verdict.json (%v)", o.Extra, err)
+		}
+		lines = append(lines, line{Campaign: v.Campaign, Dir: o.Extra, Slot: v.Slot, Trigger: v.Trigger,
+			Outcome: v.Outcome, Verdict: v.Verdict, Time: v.Started})
 	}
 	byCampaign := map[string][]Run{}
 	var names []string
@@ -175,7 +188,7 @@ func (o DirOptions) run(ctx context.Context, l line) Run {
 	fromLine := func(note string) Run {
 		row := schema.HistoryRow{Schema: schema.SchemaHistoryRow, Campaign: l.Campaign, Slot: l.Slot, Trigger: l.Trigger,
 			Outcome: l.Outcome, Verdict: l.Verdict, Baseline: l.Baseline, RedRows: l.Red, NoiseRows: l.Noise,
-			Error: l.Error, OnRed: l.OnRed, Dir: l.Dir, Started: l.Time, Ended: l.Time}
+			Error: l.Error, OnRed: l.OnRed, Dir: l.Dir, Started: l.Time, Ended: l.Time, DriftChanges: l.Drift}
 		id := l.Slot
 		if l.Dir != "" {
 			id = o.ID(l.Dir, l.Campaign)

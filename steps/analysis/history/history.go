@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/analysis/changepoint"
 )
 
 // Schema names the JSON document perfdag history --json prints.
@@ -97,6 +98,9 @@ type Mark struct {
 	Load   string `json:"load,omitempty"`   //
 	Metric string `json:"metric,omitempty"` //
 	Detail string `json:"detail"`           // in words, with its size and interval
+	// Worse says the change is a regression of its metric (ChangePoints).
+	Worse  bool                `json:"worse,omitempty"`
+	Change *changepoint.Change `json:"change,omitempty"` // a change point's numbers
 }
 
 // Annotator adds marks to a built history (Series.Marks and Run.Marks).

@@ -93,18 +93,35 @@ func writeOne(w io.Writer, h *History) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// a run's marks repeat its series' (ChangePoints puts each on both): print each once, in
+	// run order
 	var marks []Mark
+	seen := map[string]bool{}
 	for _, r := range h.Runs {
-		marks = append(marks, r.Marks...)
+		for _, m := range r.Marks {
+			k := m.Kind + "\x00" + m.Run + "\x00" + m.Cell + "\x00" + m.Load + "\x00" + m.Metric
+			if !seen[k] {
+				seen[k] = true
+				marks = append(marks, m)
+			}
+		}
 	}
 	for _, s := range h.Series {
-		marks = append(marks, s.Marks...)
+		for _, m := range s.Marks {
+			if k := m.Kind + "\x00" + m.Run + "\x00" + m.Cell + "\x00" + m.Load + "\x00" + m.Metric; !seen[k] {
+				seen[k] = true
+				marks = append(marks, m)
+			}
+		}
 	}
 	if len(marks) > 0 {
-		fmt.Fprintln(w, "\nmarks")
+		fmt.Fprintln(w, "\nmarks (change points: docs/schedule.md#change-points)")
 		for _, m := range marks {
-			where := strings.Join(strings.Fields(m.Cell+" "+m.Load+" "+m.Metric), " ")
-			fmt.Fprintf(w, "  %s %s %s: %s\n", m.Run, m.Kind, where, m.Detail)
+			what := m.Kind
+			if m.Kind == KindChangePoint && m.Worse {
+				what += " (regression)"
+			}
+			fmt.Fprintf(w, "  %s %s: %s\n", m.Run, what, m.Detail)
 		}
 	}
 	return nil

@@ -238,6 +238,7 @@ CREATE TABLE IF NOT EXISTS history_v1 (
   baseline_sha256 TEXT,
   red_rows BIGINT NOT NULL,
   within_noise_rows BIGINT NOT NULL,
+  drift_changes BIGINT NOT NULL, -- change points that made the run RED under schedule.tolerances.drift (0 when none)
   error TEXT,
   on_red TEXT,
   dir TEXT, -- the campaign directory it was published from
