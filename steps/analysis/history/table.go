@@ -117,11 +117,11 @@ func writeOne(w io.Writer, h *History) error {
 	if len(marks) > 0 {
 		fmt.Fprintln(w, "\nmarks (change points: docs/schedule.md#change-points)")
 		for _, m := range marks {
-			what := m.Kind
-			if m.Kind == KindChangePoint && m.Worse {
-				what += " (regression)"
+			where := strings.Join(strings.Fields(m.Cell+" "+m.Load+" "+m.Metric), " ")
+			if m.Worse {
+				where += " (regression)"
 			}
-			fmt.Fprintf(w, "  %s %s: %s\n", m.Run, what, m.Detail)
+			fmt.Fprintf(w, "  %s %s %s: %s\n", m.Run, m.Kind, where, m.Detail)
 		}
 	}
 	return nil
