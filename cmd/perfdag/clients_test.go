@@ -493,3 +493,59 @@ func killAttempt(t *testing.T) (problems []string, busy string) {
 	}
 	return problems, busy
 }
+
+// TestClientsSplitOpenLoop (issue 30 item 3): an open-loop point r40-cap8 over 4 clients is 4
+// arrival streams of 10/s, each with its own seed and 2 of the cap's slots, the constant
+// streams phased a quarter of their gap apart; merged, the point scheduled its 120 sends at
+// the asked 40/s.
+func TestClientsSplitOpenLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a campaign of 4 client processes")
+	}
+	root := t.TempDir()
+	yaml, dir := filepath.Join(root, "c.yaml"), filepath.Join(root, "d")
+	if err := os.WriteFile(yaml, []byte(`version: 1
+campaign: open
+kind: latency
+endpoints:
+  sim: {url: "sim://", model: m, sim: {ttft_ms: 20, tpot_ms: 2}}
+cells:
+  - id: a
+    workload: {shape: custom, input_tokens: 64, output_tokens: 16, arrival: constant, seed: 5}
+    rates: [40]
+    max_in_flight: 8
+    requests_per_point: 120
+    clients: 4
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := perfdagChild("run", yaml, "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	l := schema.RateAt(40, 8)
+	p := readPoint(t, dir, "a", l)
+	ol := p.OpenLoop
+	if p.NumPrompts != 120 || ol == nil || ol.Sends != 120 || ol.AskedRate != 40 || ol.InFlightCap != 8 || math.Abs(ol.ScheduledRate/40-1) > 0.02 {
+		t.Fatalf("point: %d prompts, open loop %+v; want 120 sends scheduled at 40/s", p.NumPrompts, ol)
+	}
+	if p.Clients == nil || len(p.Clients.Shards) != 4 {
+		t.Fatalf("clients: %+v", p.Clients)
+	}
+	for k, s := range p.Clients.Shards {
+		if s.RequestRate != 10 || s.Concurrency != 2 || s.Seed != 5+int64(k) || s.Requests != 30 || s.IndexFrom != 30*k {
+			t.Errorf("client %d: %+v, want 30 requests at 10/s with 2 slots and seed %d", k, s, 5+k)
+		}
+		recs := shardRecords(t, dir, s.Records)
+		sort.Slice(recs, func(i, j int) bool { return recs[i].ScheduledNs < recs[j].ScheduledNs })
+		// its stream began no sooner than a quarter of a gap per client after the agreed start
+		if first := recs[0].ScheduledNs - s.ClockOffsetNs; first < p.Clients.StartNs+int64(k)*25e6 {
+			t.Errorf("client %d: first send scheduled %d ns after the agreed start, want at least %d", k, first-p.Clients.StartNs, int64(k)*25e6)
+		}
+		for i := 1; i < len(recs); i++ {
+			// each client's own stream is constant at 10/s on its own clock
+			if gap := recs[i].ScheduledNs - recs[i-1].ScheduledNs; math.Abs(float64(gap)-1e8) > 1e3 {
+				t.Fatalf("client %d: sends %d and %d scheduled %d ns apart, want 100 ms", k, i-1, i, gap)
+			}
+		}
+	}
+}
