@@ -46,9 +46,14 @@ func loadSharded(ctx context.Context, t *engine.Task, s *session.Session, w sche
 			Records: campaigndir.ShardRecords(cell.ID, l, k)}
 	}
 	if t.Progress != nil {
-		t.Progress(fmt.Sprintf("%d clients: %s", n, partsLine(parts)))
+		t.Progress(fmt.Sprintf("starting %d clients: %s", n, partsLine(parts)))
 	}
-	out, err := shard.Start(ctx, shard.Self, specs)
+	live := func(p shard.Progress) {
+		if t.Progress != nil {
+			t.Progress(session.ProgressLine(loadgen.Progress{Done: p.Done, Total: cfg.Requests, Errors: p.Errors}) + fmt.Sprintf(" over %d clients", n))
+		}
+	}
+	out, err := shard.Start(ctx, shard.Self, specs, live)
 	if err != nil {
 		return sharded{}, fmt.Errorf("%s over %d clients: %w", l.Key(), n, err)
 	}

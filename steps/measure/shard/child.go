@@ -70,7 +70,8 @@ func serve(ctx context.Context, dec *json.Decoder, w *lineWriter) error {
 		late = sse.Now() - start
 		return nil
 	}
-	recs, err := s.LoadShard(ctx, spec.Phase, cfg, session.Shard{From: p.From, Ready: ready}, nil)
+	progress := func(pr loadgen.Progress) { _ = w.send(up{Progress: &Progress{Done: pr.Done, Errors: pr.Errors}}) }
+	recs, err := s.LoadShard(ctx, spec.Phase, cfg, session.Shard{From: p.From, Ready: ready}, progress)
 	if err != nil {
 		return fmt.Errorf("client %d of %d: %w", p.Index, spec.Of, err)
 	}

@@ -66,7 +66,7 @@ type child struct {
 // agrees a start Lead ahead and waits for every child's records. The first child that fails
 // (a non-zero exit, a signal, a pipe closed without its report) stops the others and fails
 // the whole: no point is computed short of its load.
-func Start(ctx context.Context, command Command, specs []Spec) (Outcome, error) {
+func Start(ctx context.Context, command Command, specs []Spec, progress func(Progress)) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kids := make([]*child, len(specs))
@@ -112,9 +112,16 @@ func Start(ctx context.Context, command Command, specs []Spec) (Outcome, error) 
 		err  error
 	}
 	reports := make(chan report, len(kids))
+	live := newTally(len(kids), progress)
 	for k, c := range kids {
 		go func() {
-			m, err := c.expect(ctx, func(m up) bool { return m.Done != nil })
+			m, err := c.expect(ctx, func(m up) bool {
+				if m.Progress != nil {
+					live.set(k, *m.Progress)
+					return false
+				}
+				return m.Done != nil
+			})
 			if err == nil {
 				err = c.wait(ctx)
 			}
@@ -185,19 +192,23 @@ func launch(ctx context.Context, command Command, k int, spec Spec) (*child, err
 
 // expect waits for the child's next message and checks it is the one wanted.
 func (c *child) expect(ctx context.Context, want func(up) bool) (up, error) {
-	select {
-	case m, ok := <-c.lines:
-		switch {
-		case !ok:
-			return up{}, c.failure(ctx, errors.New("it closed its pipe"))
-		case m.Error != "":
-			return m, c.failure(ctx, errors.New(m.Error))
-		case !want(m):
+	for {
+		select {
+		case m, ok := <-c.lines:
+			switch {
+			case !ok:
+				return up{}, c.failure(ctx, errors.New("it closed its pipe"))
+			case m.Error != "":
+				return m, c.failure(ctx, errors.New(m.Error))
+			case want(m):
+				return m, nil
+			case m.Progress != nil:
+				continue // a live count the caller did not ask for
+			}
 			return m, c.failure(ctx, fmt.Errorf("unexpected message %+v", m))
+		case <-ctx.Done():
+			return up{}, ctx.Err()
 		}
-		return m, nil
-	case <-ctx.Done():
-		return up{}, ctx.Err()
 	}
 }
 
@@ -279,4 +290,28 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// tally sums the children's live counts for one progress line.
+type tally struct {
+	mu  sync.Mutex
+	by  []Progress
+	out func(Progress)
+}
+
+func newTally(n int, out func(Progress)) *tally { return &tally{by: make([]Progress, n), out: out} }
+
+func (t *tally) set(k int, p Progress) {
+	if t.out == nil {
+		return
+	}
+	t.mu.Lock()
+	t.by[k] = p
+	var sum Progress
+	for _, q := range t.by {
+		sum.Done += q.Done
+		sum.Errors += q.Errors
+	}
+	t.mu.Unlock()
+	t.out(sum)
 }

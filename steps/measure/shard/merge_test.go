@@ -60,3 +60,22 @@ func TestMergeShiftsOntoOneClock(t *testing.T) {
 		t.Errorf("a shard holding another's request: %v", err)
 	}
 }
+
+// TestTallySumsTheClients: the live line counts every client's latest report once.
+func TestTallySumsTheClients(t *testing.T) {
+	var got []Progress
+	tl := newTally(3, func(p Progress) { got = append(got, p) })
+	tl.set(0, Progress{Done: 2})
+	tl.set(2, Progress{Done: 5, Errors: 1})
+	tl.set(0, Progress{Done: 4})
+	want := []Progress{{Done: 2}, {Done: 7, Errors: 1}, {Done: 9, Errors: 1}}
+	if len(got) != len(want) {
+		t.Fatalf("reports %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("report %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	newTally(2, nil).set(1, Progress{Done: 1}) // no line asked for: nothing to call
+}

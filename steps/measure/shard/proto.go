@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -48,11 +49,13 @@ type down struct {
 
 // up is a message from a child.
 type up struct {
-	Ready bool   `json:"ready,omitempty"` // its connections are open: it waits for pings and the start
-	Pong  *int   `json:"pong,omitempty"`
-	NowNs int64  `json:"now_ns,omitempty"` // the child's clock when it answered the ping
-	Done  *Done  `json:"done,omitempty"`
-	Error string `json:"error,omitempty"`
+	Ready bool  `json:"ready,omitempty"` // its connections are open: it waits for pings and the start
+	Pong  *int  `json:"pong,omitempty"`
+	NowNs int64 `json:"now_ns,omitempty"` // the child's clock when it answered the ping
+	Done  *Done `json:"done,omitempty"`
+	// Progress is the child's live count while it measures (every quarter second).
+	Progress *Progress `json:"progress,omitempty"`
+	Error    string    `json:"error,omitempty"`
 }
 
 // Done is what a child reports when its records are written.
@@ -64,12 +67,24 @@ type Done struct {
 	WarmConnect []int64             `json:"warm_connect_ns"` // their set-up times
 }
 
-// lineWriter writes one JSON value per line.
-type lineWriter struct{ w *bufio.Writer }
+// Progress is a child's count so far.
+type Progress struct {
+	Done   int `json:"done"`
+	Errors int `json:"errors"`
+}
 
-func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{bufio.NewWriter(w)} }
+// lineWriter writes one JSON value per line (from the measuring goroutine and the progress
+// feed both).
+type lineWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{w: bufio.NewWriter(w)} }
 
 func (l *lineWriter) send(v any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
