@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -259,27 +261,34 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/token")
 }
 
-// BenchmarkAnalyzeStream is the in-window work on a 256-token stream's messages as the
-// simulator and vLLM send them (role, tokens, finish, usage, [DONE]), read by one analyzer
-// of a client that read such streams before (its skeletons and template): ns per message,
-// no token counting (BenchmarkAnalyze has that).
+// BenchmarkAnalyzeStream is the in-window work on a stream's messages as the simulator and
+// vLLM send them (role, tokens, finish, usage, [DONE]) at 1 and 256 tokens, read by one
+// analyzer of a client that read such streams before (its skeletons and template), from
+// newAnalyzer to release: ns per message, no token counting (BenchmarkAnalyze has that).
 func BenchmarkAnalyzeStream(b *testing.B) {
+	for _, n := range []int{1, 256} {
+		b.Run(fmt.Sprintf("%dtok", n), func(b *testing.B) { analyzeStream(b, n) })
+	}
+}
+
+func analyzeStream(b *testing.B, tokens int) {
 	head := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":`
 	data := [][]byte{[]byte(head + `{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`)}
-	for range 256 {
+	for range tokens {
 		data = append(data, []byte(head+`{"content":" a"},"logprobs":null,"finish_reason":null}]}`))
 	}
 	data = append(data, []byte(head+`{},"logprobs":null,"finish_reason":"length"}]}`),
-		[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":9,"total_tokens":265,"completion_tokens":256}}`),
+		[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":9,"total_tokens":`+
+			strconv.Itoa(9+tokens)+`,"completion_tokens":`+strconv.Itoa(tokens)+`}}`),
 		[]byte("[DONE]"))
 	var sk skeletons
 	b.ReportAllocs()
 	for b.Loop() {
-		z := newAnalyzer(&sk, 256)
+		z := newAnalyzer(&sk, tokens)
 		for i, d := range data {
 			z.add("", d, int64(i))
 		}
-		if a := z.result(); len(a.chunkNs) != 256 || len(a.content) != 512 || a.finish != "length" || a.usage == nil {
+		if a := z.result(); len(a.chunkNs) != tokens || len(a.content) != 2*tokens || a.finish != "length" || a.usage == nil {
 			b.Fatalf("%d stamps, %d bytes, finish %q, usage %v", len(a.chunkNs), len(a.content), a.finish, a.usage)
 		}
 		z.release()
