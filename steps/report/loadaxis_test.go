@@ -105,6 +105,18 @@ func TestLoadAxesApart(t *testing.T) {
 	if !strings.Contains(scatter, "Labels mark concurrency 1, 8, 10;") || !strings.Contains(scatter, "cell mixed, 2 req/s (cap 8)") || strings.Contains(scatter, ">c0<") {
 		t.Errorf("the scatter page labels or names rate points by their cap")
 	}
+	// ... and draws a variant's rate points as a dashed line of their own, not on its line of
+	// concurrencies.
+	for _, p := range []struct {
+		x    string // its request throughput, the pane's x
+		rate bool
+	}{{"2.1", true}, {"2.9", true}, {"4.2", false}} {
+		onRates := strings.Contains(scatter, "aa-1k (request rates)\nrequest throughput (req/s): "+p.x+"\n")
+		onConcs := strings.Contains(scatter, "aa-1k\nrequest throughput (req/s): "+p.x+"\n")
+		if onRates != p.rate || onConcs == p.rate {
+			t.Errorf("scatter: the point at %s req/s on the request-rate line %v, on the concurrency line %v", p.x, onRates, onConcs)
+		}
+	}
 	if heat := section(t, string(page), report.TitleHeatmap); strings.Contains(heat, "C = 0") || !strings.Contains(heat, ">44.2<") || strings.Contains(heat, ">43.3<") {
 		t.Errorf("the heatmap at C = 8 shows a rate point capped at 8 (TTFT p50 43.3 of r4-cap8) or lacks c8's 44.2")
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strings"
@@ -85,6 +86,9 @@ func scatterCharts(v *view, art *artwork) []job {
 		for _, x := range v.variants {
 			legend = append(legend, charts.Series{Name: x.label, Color: x.color, Marker: x.marker, Hollow: x.key.MTP, Line: true})
 		}
+		if slices.ContainsFunc(v.rows, func(r schema.AtlasRow) bool { return r.PlotReady && r.PointLoad().IsRate() }) {
+			legend = append(legend, charts.Series{Name: "dashed: a variant's request-rate points, in rate order", Color: color.RGBA{0x55, 0x55, 0x55, 0xFF}, Marker: charts.None, Line: true, Dashed: true})
+		}
 		f, err := art.legendFig(legend, vg.Length(contentW)*vg.Millimeter, 7)
 		if err != nil {
 			return fmt.Errorf("scatter legend: %w", err)
@@ -103,7 +107,8 @@ func mbtName(mbt int) string {
 }
 
 // scatterSeries builds one series per variant at this mbt, points in concurrency order,
-// labelled at the report's label concurrencies.
+// labelled at the report's label concurrencies, and a dashed one of the variant's request-rate
+// points in rate order when it has any.
 func scatterSeries(v *view, mbt int, p paneSpec) []charts.Series {
 	var out []charts.Series
 	for _, x := range v.variants {
@@ -119,6 +124,8 @@ func scatterSeries(v *view, mbt int, p paneSpec) []charts.Series {
 		}
 		slices.SortFunc(rows, func(a, b *schema.AtlasRow) int { return a.PointLoad().Compare(b.PointLoad()) })
 		s := charts.Series{Name: x.label, Color: x.color, Marker: x.marker, Hollow: x.key.MTP, Line: true, Width: 0.6}
+		rates := s // the variant's rate points: a dashed line of their own, never joined to its concurrencies
+		rates.Name, rates.Dashed = x.label+" (request rates)", true
 		for _, r := range rows {
 			xv, yv := p.xv(r), p.yv(r)
 			if xv == nil || yv == nil {
@@ -126,12 +133,21 @@ func scatterSeries(v *view, mbt int, p paneSpec) []charts.Series {
 			}
 			l := r.PointLoad()
 			pt := charts.Point{X: *xv, Y: *yv, Tip: fmt.Sprintf("cell %s, %s", r.CellID, loadTip(l))}
-			if !l.IsRate() && slices.Contains(v.opt.labels, r.Concurrency) {
+			if l.IsRate() {
+				rates.Points = append(rates.Points, pt)
+				continue
+			}
+			if slices.Contains(v.opt.labels, r.Concurrency) {
 				pt.Label = fmt.Sprintf("c%d", r.Concurrency)
 			}
 			s.Points = append(s.Points, pt)
 		}
-		out = append(out, s)
+		if len(s.Points) > 0 || len(rates.Points) == 0 {
+			out = append(out, s)
+		}
+		if len(rates.Points) > 0 {
+			out = append(out, rates)
+		}
 	}
 	return out
 }

@@ -123,6 +123,38 @@ func Short(v float64) string {
 	return trim(v)
 }
 
+// tickLabels labels an axis' ticks with Short, or, when that prints two ticks alike (ticks
+// closer than its three decimals: 3.0999, 3.1, 3.1001 all read 3.1), with as many decimals as
+// tell every tick apart.
+func tickLabels(ts []float64) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = Short(t)
+	}
+	if !repeats(out) {
+		return out
+	}
+	for d := 4; d <= 12; d++ {
+		for i, t := range ts {
+			out[i] = strconv.FormatFloat(t, 'f', d, 64)
+		}
+		if !repeats(out) {
+			break
+		}
+	}
+	return out
+}
+
+// repeats reports whether two neighbouring labels are the same text.
+func repeats(labels []string) bool {
+	for i := 1; i < len(labels); i++ {
+		if labels[i] == labels[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
 // trim prints up to three significant decimals without trailing zeros.
 func trim(v float64) string {
 	s := strconv.FormatFloat(v, 'f', 3, 64)

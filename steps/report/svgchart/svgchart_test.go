@@ -231,3 +231,14 @@ func TestTimelineSpans(t *testing.T) {
 		t.Error("want one first-token tick (the second span has none)")
 	}
 }
+
+// Ticks closer together than Short's three decimals are labelled with as many as tell them
+// apart (an acceptance length of 3.0999 to 3.1002 read 3.1 at every tick); others keep Short.
+func TestTickLabelsApart(t *testing.T) {
+	if got := tickLabels([]float64{3.0999, 3.1, 3.1001, 3.1002}); strings.Join(got, " ") != "3.0999 3.1000 3.1001 3.1002" {
+		t.Errorf("close ticks labelled %q", got)
+	}
+	if got := tickLabels([]float64{0, 2500, 5000, 10000}); strings.Join(got, " ") != "0 2500 5000 10k" {
+		t.Errorf("ticks labelled %q, want Short's", got)
+	}
+}

@@ -99,15 +99,16 @@ func size(w, h int) (int, int) {
 // axes draws the grid, the frame, tick labels and axis labels.
 func (c *canvas) axes(f frame, sx, sy scale, xt, yt []float64, xl, yl string) {
 	c.printf(`<rect class="plot" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, f.x0, f.y0, f.x1-f.x0, f.y1-f.y0)
-	for _, t := range xt {
+	xs, ys := tickLabels(xt), tickLabels(yt)
+	for i, t := range xt {
 		x := sx.at(t)
 		c.printf(`<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x, f.y0, x, f.y1)
-		c.text(x, f.y1+13, "middle", "tick", Short(t))
+		c.text(x, f.y1+13, "middle", "tick", xs[i])
 	}
-	for _, t := range yt {
+	for i, t := range yt {
 		y := sy.at(t)
 		c.printf(`<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, f.x0, y, f.x1, y)
-		c.text(f.x0-5, y+3.5, "end", "tick", Short(t))
+		c.text(f.x0-5, y+3.5, "end", "tick", ys[i])
 	}
 	c.text((f.x0+f.x1)/2, f.y1+30, "middle", "axis", xl)
 	if yl != "" {
