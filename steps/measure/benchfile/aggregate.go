@@ -132,6 +132,9 @@ func (d *serveDoc) aggregatePoint(t serveTotals) (schema.Point, error) {
 // loop at its max concurrency, or a rate point capped by it) and reads the run-level totals.
 // A burst (every request at once) is refused: it has no steady load to key a point by.
 func (d *serveDoc) fixedRun(r *Result) (serveTotals, error) {
+	if raw, ok := d.keys["ramp_up_strategy"]; ok && string(raw) != "null" {
+		return serveTotals{}, d.pos("ramp_up_strategy", fmt.Sprintf("holds %s: a ramp-up run's rate moved from ramp_up_start_rps to ramp_up_end_rps, no one load to key a point by; import runs at one --request-rate", shown(raw)))
+	}
 	rateRaw, concRaw := d.keys[rateKey], d.keys[concKey]
 	l, field, problem := runLoad(rateRaw, concRaw)
 	if problem != "" {

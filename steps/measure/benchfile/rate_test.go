@@ -110,6 +110,7 @@ func TestRateRuns(t *testing.T) {
 			{"0", "4", "request_rate", "want a positive number"},
 			{"3.3333333", "4", "request_rate", "at most 6 significant digits"},
 			{`"fast"`, "4", "request_rate", `holds "fast": want a number of requests per second or inf`},
+			{`10, "ramp_up_strategy": "linear", "ramp_up_start_rps": 1, "ramp_up_end_rps": 10`, "4", "ramp_up_strategy", `holds "linear": a ramp-up run's rate moved`},
 		} {
 			file := filepath.Join(dir, f.name+"-bad")
 			writeFile(t, file, withLoad(t, f.src, tc.rate, tc.conc, ""))
