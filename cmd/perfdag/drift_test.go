@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/history"
 	"github.com/perfdag/perfdag/steps/testkit"
 )
@@ -101,7 +102,7 @@ func TestDriftRuleTurnsARunRed(t *testing.T) {
 	// earlier verdicts are untouched: each run's verdict.json still says what it said
 	for i, r := range h.Runs {
 		var v schema.Verdict
-		b, err := os.ReadFile(filepath.Join(r.Dir, "verdict.json"))
+		b, err := os.ReadFile(campaigndir.Abs(r.Dir, campaigndir.Verdict()))
 		if err != nil || json.Unmarshal(b, &v) != nil {
 			t.Fatalf("run %d verdict.json: %v", i+1, err)
 		}
