@@ -20,6 +20,12 @@ import (
 // connection be reused and shows a server that holds streams open or sends data after [DONE].
 const drainGrace = 250 * time.Millisecond
 
+// Header values every request sends, shared: a header set per request was an allocation each.
+var (
+	contentTypeJSON   = []string{"application/json"}
+	acceptEventStream = []string{"text/event-stream"}
+)
+
 // readers are SSE readers of streams that ended, reused (sse.Reader.Reset): a reader's
 // buffer is most of what a short answer would otherwise allocate.
 var readers = sync.Pool{New: func() any { return sse.NewReader(nil, nil) }}
@@ -95,9 +101,10 @@ func (c *Client) do(ctx context.Context, req Request, stream bool) Result {
 		if err != nil {
 			return nil, err
 		}
-		hreq.Header.Set("Content-Type", "application/json")
+		// canonical keys and shared values (the transport only reads them): no allocation
+		hreq.Header["Content-Type"] = contentTypeJSON
 		if stream {
-			hreq.Header.Set("Accept", "text/event-stream")
+			hreq.Header["Accept"] = acceptEventStream
 		}
 		if req.ID != "" {
 			hreq.Header.Set("X-Request-ID", req.ID)
