@@ -17,6 +17,7 @@ import (
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/load"
 	"github.com/perfdag/perfdag/schema/campaigndir"
+	"github.com/perfdag/perfdag/steps/measure/shard"
 )
 
 // maxParallel bounds --parallel: more worker slots than steps a machine can run at once only
@@ -33,6 +34,8 @@ type runFlags struct {
 	force    []string
 	dryRun   bool
 	asJSON   bool
+	// clientsAt lists the listening clients (perfdag shard --listen) of a point split over clients
+	clientsAt string
 }
 
 func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
@@ -49,6 +52,7 @@ func (f *runFlags) register(cmd *cobra.Command, withOut bool) {
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only nodes matching this glob, and what they need (repeatable; * matches anything; a glob matching no node is an error)")
 	cmd.Flags().StringVar(&f.onlyList, "only-list", "", "newline-separated node globs, each as --only (how an exported Argo task names its slice)")
 	if withOut {
+		cmd.Flags().StringVar(&f.clientsAt, "clients-at", "", "host:port,... of the clients already listening (perfdag shard --listen, with "+shard.TokenEnv+") that measure a point split over clients:, instead of child processes (how an exported Argo task runs its client pods)")
 		cmd.Flags().BoolVar(&f.slice, "slice", false, "run as one task of an exported workflow (with --out and --only-list): wait for the directory instead of failing; a slice of one cell shares it with other cells' slices")
 	}
 	cmd.Flags().StringArrayVar(&f.force, "force", nil, "re-run nodes matching this glob even when reusable (repeatable; a glob matching no node is an error)")
@@ -161,6 +165,17 @@ func (a *app) dryRun(svc *campaign.Service, c *campaign.Compiled, dir string, f 
 // prints the summary; the error carries the exit code.
 func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 	start func(context.Context, campaign.RunOptions) (*campaign.Outcome, error), file string) error {
+	if f.clientsAt != "" {
+		addrs, err := shard.ParseAddrs(f.clientsAt)
+		if err != nil {
+			return exit(ExitUsage, fmt.Errorf("--clients-at: %w (write host:port,host:port)", err))
+		}
+		tok := os.Getenv(shard.TokenEnv)
+		if tok == "" {
+			return exit(ExitUsage, fmt.Errorf("--clients-at: %s is empty: set it to the token the listening clients hold", shard.TokenEnv))
+		}
+		ctx = shard.WithRemote(ctx, shard.Remote{Addrs: addrs, Token: tok})
+	}
 	ctx, stop := interruptible(ctx, a)
 	defer stop()
 	var prog *progress

@@ -25,7 +25,7 @@ type sharded struct {
 }
 
 // loadSharded measures the point's window over the cell's clients: child processes of this
-// binary, each its part of cfg (shard.Split), all starting at one agreed instant; their
+// binary (or the clients listening at the addresses the run was given), each its part of cfg (shard.Split), all starting at one agreed instant; their
 // records merged onto this process's clock. Any child failing fails the point.
 func loadSharded(ctx context.Context, t *engine.Task, s *session.Session, w schema.Workload, cfg loadgen.Config) (sharded, error) {
 	cell, l, n := t.Cell, t.Load, t.Cell.Clients
@@ -53,7 +53,12 @@ func loadSharded(ctx context.Context, t *engine.Task, s *session.Session, w sche
 			t.Progress(session.ProgressLine(loadgen.Progress{Done: p.Done, Total: cfg.Requests, Errors: p.Errors}) + fmt.Sprintf(" over %d clients", n))
 		}
 	}
-	out, err := shard.Start(ctx, shard.Self, specs, live)
+	var out shard.Outcome
+	if r, ok := shard.RemoteOf(ctx); ok { // clients listening in pods (an exported Argo workflow)
+		out, err = shard.StartRemote(ctx, r, specs, live)
+	} else {
+		out, err = shard.Start(ctx, shard.Self, specs, live)
+	}
 	if err != nil {
 		return sharded{}, fmt.Errorf("%s over %d clients: %w", l.Key(), n, err)
 	}

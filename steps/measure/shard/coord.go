@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -54,7 +55,7 @@ type ShardOutcome struct {
 // child is one running shard process.
 type child struct {
 	k      int
-	cmd    *exec.Cmd
+	who    func() string // pid 123, or 10.0.0.5:7070
 	w      *lineWriter
 	stdin  io.Closer
 	lines  chan up
@@ -67,6 +68,23 @@ type child struct {
 // (a non-zero exit, a signal, a pipe closed without its report) stops the others and fails
 // the whole: no point is computed short of its load.
 func Start(ctx context.Context, command Command, specs []Spec, progress func(Progress)) (Outcome, error) {
+	return start(ctx, func(ctx context.Context, k int, spec Spec) (*child, error) { return launch(ctx, command, k, spec) }, specs, progress)
+}
+
+// StartRemote is Start with clients already listening (`perfdag shard --listen`, Argo pods):
+// one connection per client of r, in order, each authenticated with r's token. A client
+// whose connection drops fails the point as a child's exit does.
+func StartRemote(ctx context.Context, r Remote, specs []Spec, progress func(Progress)) (Outcome, error) {
+	if len(r.Addrs) != len(specs) {
+		return Outcome{}, fmt.Errorf("%d clients listen (%s), the point is split over %d", len(r.Addrs), strings.Join(r.Addrs, ","), len(specs))
+	}
+	if r.Token == "" {
+		return Outcome{}, fmt.Errorf("%s is empty: the listening clients refuse a coordinator without their token", TokenEnv)
+	}
+	return start(ctx, func(ctx context.Context, k int, spec Spec) (*child, error) { return connect(ctx, r, k, spec) }, specs, progress)
+}
+
+func start(ctx context.Context, launch func(context.Context, int, Spec) (*child, error), specs []Spec, progress func(Progress)) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kids := make([]*child, len(specs))
@@ -80,7 +98,7 @@ func Start(ctx context.Context, command Command, specs []Spec, progress func(Pro
 		}
 	}()
 	for k, spec := range specs {
-		c, err := launch(ctx, command, k, spec)
+		c, err := launch(ctx, k, spec)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -167,7 +185,7 @@ func launch(ctx context.Context, command Command, k int, spec Spec) (*child, err
 	if err != nil {
 		return nil, fmt.Errorf("client %d: %w", k, err)
 	}
-	c := &child{k: k, cmd: cmd, w: newLineWriter(in), stdin: in, lines: make(chan up, 4), exited: make(chan error, 1), stderr: &tail{max: 4096}}
+	c := &child{k: k, who: func() string { return fmt.Sprintf("pid %d", cmd.Process.Pid) }, w: newLineWriter(in), stdin: in, lines: make(chan up, 4), exited: make(chan error, 1), stderr: &tail{max: 4096}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start client %d of %d: %w", k, spec.Of, err)
@@ -188,6 +206,58 @@ func launch(ctx context.Context, command Command, k int, spec Spec) (*child, err
 		return c, c.failure(ctx, err)
 	}
 	return c, nil
+}
+
+// connect dials the k-th listening client of r and hands it its spec. The connection is
+// closed when ctx ends (the point stopped), which stops the client's part.
+func connect(ctx context.Context, r Remote, k int, spec Spec) (*child, error) {
+	addr := r.Addrs[k]
+	conn, rd, err := dial(ctx, addr, r.Token)
+	if err != nil {
+		return nil, fmt.Errorf("client %d of %d at %s: %w; the point is failed, not computed short of its load (resume measures it again)", k, spec.Of, addr, err)
+	}
+	tcp, _ := conn.(*net.TCPConn)
+	c := &child{k: k, who: func() string { return addr }, w: newLineWriter(conn), stdin: closeWriter{tcp, conn}, lines: make(chan up, 4),
+		exited: make(chan error, 1), stderr: &tail{max: 4096}}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	go func() {
+		var last up
+		sc := bufio.NewScanner(rd)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			var m up
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				last = m
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+		stop()
+		conn.Close()
+		if last.Done == nil {
+			c.exited <- errors.New("its connection closed before its report")
+			return
+		}
+		c.exited <- nil
+	}()
+	if err := c.w.send(spec); err != nil {
+		return c, c.failure(ctx, err)
+	}
+	return c, nil
+}
+
+// closeWriter ends the coordinator's side of a client's connection (the client's end of
+// input), keeping its reports readable.
+type closeWriter struct {
+	tcp  *net.TCPConn
+	conn net.Conn
+}
+
+func (w closeWriter) Close() error {
+	if w.tcp != nil {
+		return w.tcp.CloseWrite()
+	}
+	return w.conn.Close()
 }
 
 // expect waits for the child's next message and checks it is the one wanted.
@@ -262,7 +332,7 @@ func (c *child) failure(ctx context.Context, err error) error {
 		}
 	case <-time.After(2 * time.Second):
 	}
-	msg := fmt.Sprintf("client %d (pid %d) failed: %v", c.k, c.cmd.Process.Pid, err)
+	msg := fmt.Sprintf("client %d (%s) failed: %v", c.k, c.who(), err)
 	if s := strings.TrimSpace(c.stderr.String()); s != "" {
 		msg += ": " + s
 	}
