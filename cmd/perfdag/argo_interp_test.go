@@ -26,38 +26,57 @@ import (
 // wfManifest is the part of an exported Workflow the interpreter reads.
 type wfManifest struct {
 	Spec struct {
-		Entrypoint string `yaml:"entrypoint"`
-		Templates  []struct {
-			Name   string `yaml:"name"`
-			Inputs struct {
-				Artifacts []struct {
-					Path string                `yaml:"path"`
-					Raw  struct{ Data string } `yaml:"raw"`
-				} `yaml:"artifacts"`
-			} `yaml:"inputs"`
-			Synchronization struct {
-				Mutexes []struct{ Name string } `yaml:"mutexes"`
-			} `yaml:"synchronization"`
-			RetryStrategy struct{ Limit string } `yaml:"retryStrategy"`
-			DAG           *struct {
-				Tasks []struct {
-					Name         string   `yaml:"name"`
-					Template     string   `yaml:"template"`
-					Dependencies []string `yaml:"dependencies"`
-					Arguments    struct {
-						Parameters []struct{ Name, Value string } `yaml:"parameters"`
-					} `yaml:"arguments"`
-				} `yaml:"tasks"`
-			} `yaml:"dag"`
-			Container struct {
-				Command      []string `yaml:"command"`
-				Args         []string `yaml:"args"`
-				VolumeMounts []struct {
-					MountPath string `yaml:"mountPath"`
-				} `yaml:"volumeMounts"`
-			} `yaml:"container"`
-		} `yaml:"templates"`
+		Entrypoint string       `yaml:"entrypoint"`
+		Templates  []wfTemplate `yaml:"templates"`
 	} `yaml:"spec"`
+}
+
+// wfTemplate is one template: a DAG, a container, or a daemon container.
+type wfTemplate struct {
+	Name   string `yaml:"name"`
+	Inputs struct {
+		Artifacts []struct {
+			Path string                `yaml:"path"`
+			Raw  struct{ Data string } `yaml:"raw"`
+		} `yaml:"artifacts"`
+	} `yaml:"inputs"`
+	Synchronization struct {
+		Mutexes []struct{ Name string } `yaml:"mutexes"`
+	} `yaml:"synchronization"`
+	RetryStrategy struct{ Limit string } `yaml:"retryStrategy"`
+	Daemon        bool                   `yaml:"daemon"`
+	DAG           *struct {
+		Tasks []wfTask `yaml:"tasks"`
+	} `yaml:"dag"`
+	Container struct {
+		Command []string `yaml:"command"`
+		Args    []string `yaml:"args"`
+		Env     []struct {
+			Name      string `yaml:"name"`
+			ValueFrom struct {
+				SecretKeyRef struct{ Name, Key string } `yaml:"secretKeyRef"`
+			} `yaml:"valueFrom"`
+		} `yaml:"env"`
+		VolumeMounts []struct {
+			MountPath string `yaml:"mountPath"`
+		} `yaml:"volumeMounts"`
+		Ports []struct {
+			ContainerPort int `yaml:"containerPort"`
+		} `yaml:"ports"`
+		ReadinessProbe struct {
+			TCPSocket struct{ Port string } `yaml:"tcpSocket"`
+		} `yaml:"readinessProbe"`
+	} `yaml:"container"`
+}
+
+// wfTask is one task of a DAG template.
+type wfTask struct {
+	Name         string   `yaml:"name"`
+	Template     string   `yaml:"template"`
+	Dependencies []string `yaml:"dependencies"`
+	Arguments    struct {
+		Parameters []struct{ Name, Value string } `yaml:"parameters"`
+	} `yaml:"arguments"`
 }
 
 // sliceCampaign measures four cells on two deterministic simulators (cells of one endpoint

@@ -34,7 +34,9 @@ campaign-scope node — with 'perfdag run FILE --out /campaigns/<workflow> --sli
 local run. Slices of different cells run at the same time (each writes its own journal);
 campaign-scope slices take the directory whole and hold its mutex. Tasks that load an
 endpoint hold that endpoint's mutex, named from its address, so two workflows never
-benchmark one server at once. Pods run as the image's user 65532 (fsGroup 65532). API keys
+benchmark one server at once. A cell with clients: N becomes a DAG holding that mutex: N
+client pods (perfdag shard --listen :7070, started together) and the run task driving them at
+their pod addresses, all holding the Secret's PERFDAG_SHARD_TOKEN. Pods run as the image's user 65532 (fsGroup 65532). API keys
 come from a Secret (one key per api_key_env, and per step token variable such as
 dcgm-correlate's bearer_token_env); a campaign publishing to PostgreSQL reads PGPASSWORD from
 it too. The campaign file travels to the pods inside the manifest, where every credential

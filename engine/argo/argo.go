@@ -50,6 +50,8 @@ type Slice struct {
 	Deps  []string // slice names this one waits for, sorted
 	// Endpoints holds the endpoint names whose load this slice generates.
 	Endpoints []string
+	// Clients is the cell's clients: (more than 1: its points are split over client pods).
+	Clients int
 }
 
 // Slices groups the plan into tasks: every node of one cell is one slice, every
@@ -70,7 +72,7 @@ func Slices(p *plan.Plan) ([]*Slice, error) {
 		if s == nil {
 			s = &Slice{Name: uniqueName(dnsName(base), used)}
 			if n.Cell != nil {
-				s.Cell = n.Cell.ID
+				s.Cell, s.Clients = n.Cell.ID, n.Cell.Clients
 			}
 			byKey[key] = s
 			out = append(out, s)

@@ -3,7 +3,6 @@ package argo
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -77,8 +76,10 @@ type Template struct {
 	Inputs          *Inputs          `yaml:"inputs,omitempty" json:"inputs,omitempty"`
 	Synchronization *Synchronization `yaml:"synchronization,omitempty" json:"synchronization,omitempty"`
 	RetryStrategy   *RetryStrategy   `yaml:"retryStrategy,omitempty" json:"retryStrategy,omitempty"`
-	DAG             *DAG             `yaml:"dag,omitempty" json:"dag,omitempty"`
-	Container       *Container       `yaml:"container,omitempty" json:"container,omitempty"`
+	// Daemon keeps the pod up while its DAG runs (a client of a point split over pods).
+	Daemon    bool       `yaml:"daemon,omitempty" json:"daemon,omitempty"`
+	DAG       *DAG       `yaml:"dag,omitempty" json:"dag,omitempty"`
+	Container *Container `yaml:"container,omitempty" json:"container,omitempty"`
 }
 
 // Inputs of a template.
@@ -146,6 +147,27 @@ type Container struct {
 	Args         []string      `yaml:"args" json:"args"`
 	Env          []EnvVar      `yaml:"env,omitempty" json:"env,omitempty"`
 	VolumeMounts []VolumeMount `yaml:"volumeMounts" json:"volumeMounts"`
+	// Ports and ReadinessProbe: a client pod is ready (its DAG's run task starts) once it listens.
+	Ports          []ContainerPort `yaml:"ports,omitempty" json:"ports,omitempty"`
+	ReadinessProbe *Probe          `yaml:"readinessProbe,omitempty" json:"readinessProbe,omitempty"`
+}
+
+// ContainerPort names a port the container listens on.
+type ContainerPort struct {
+	Name          string `yaml:"name" json:"name"`
+	ContainerPort int    `yaml:"containerPort" json:"containerPort"`
+}
+
+// Probe is a readiness probe opening a TCP connection to a named port.
+type Probe struct {
+	TCPSocket     *TCPSocket `yaml:"tcpSocket" json:"tcpSocket"`
+	PeriodSeconds int        `yaml:"periodSeconds,omitempty" json:"periodSeconds,omitempty"`
+}
+
+// TCPSocket names the port a probe connects to (by name: Argo's schema types the port as a
+// string, which Kubernetes reads as a port name).
+type TCPSocket struct {
+	Port string `yaml:"port" json:"port"`
 }
 
 // EnvVar is an environment variable from a Secret.
@@ -246,7 +268,11 @@ func Manifest(p *plan.Plan, o Options) (*Doc, error) {
 	}
 	dag.Tasks = append(dag.Tasks, last)
 	wf.Templates = append(wf.Templates, Template{Name: "campaign", DAG: dag})
-	wf.Templates = append(wf.Templates, sliceTemplates(p, slices, o)...)
+	ts, err := sliceTemplates(p, slices, o)
+	if err != nil {
+		return nil, err
+	}
+	wf.Templates = append(wf.Templates, ts...)
 	wf.Templates = append(wf.Templates, Template{Name: OutcomeTask, Container: &Container{
 		Image: o.Image, Command: []string{"/perfdag"},
 		Args:         []string{"status", path.Join(CampaignsMount, "{{workflow.name}}"), "--check"},
@@ -361,44 +387,17 @@ func templateName(s *Slice) string {
 	for _, e := range s.Endpoints {
 		n += "-" + e
 	}
+	if s.Clients > 1 {
+		n += "-clients-" + strconv.Itoa(s.Clients)
+	}
 	return dnsName(n)
 }
 
-// sliceTemplates makes one container template per distinct lock set.
-func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
+// sliceTemplates makes one template per distinct lock set (and client count): a container
+// running the slice, or for a cell split over client pods the DAG clientTemplates makes.
+func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) ([]Template, error) {
 	spec := p.Campaign.Spec
-	var env []EnvVar
-	seen := map[string]bool{}
-	names := make([]string, 0, len(spec.Endpoints))
-	for n := range spec.Endpoints {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if k := spec.Endpoints[n].APIKeyEnv; k != "" && !seen[k] {
-			seen[k] = true
-			env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
-		}
-	}
-	var stepEnv []string
-	for _, st := range p.Campaign.Steps {
-		if st.Kind.SecretEnv != nil {
-			for _, k := range st.Kind.SecretEnv(st.Params) {
-				if k != "" && !seen[k] {
-					seen[k] = true
-					stepEnv = append(stepEnv, k)
-				}
-			}
-		}
-	}
-	sort.Strings(stepEnv) // map order must not reorder the manifest
-	for _, k := range stepEnv {
-		env = append(env, EnvVar{Name: k, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: k}}})
-	}
-	if pub := spec.Publish; pub != nil && (strings.HasPrefix(pub.Lake, "postgres://") || strings.HasPrefix(pub.Lake, "postgresql://")) && !seen[LakePasswordEnv] {
-		// optional: a lake URL that carries its password, or a .pgpass in the image, needs none
-		env = append(env, EnvVar{Name: LakePasswordEnv, ValueFrom: &EnvSource{SecretKeyRef: &SecretKeyRef{Name: o.Secret, Key: LakePasswordEnv, Optional: true}}})
-	}
+	env := podEnv(p, o)
 	file := path.Join(inputMount, o.CampaignFile)
 	var out []Template
 	done := map[string]bool{}
@@ -418,26 +417,22 @@ func sliceTemplates(p *plan.Plan, slices []*Slice, o Options) []Template {
 		for _, e := range s.Endpoints {
 			locks = append(locks, Mutex{Name: EndpointMutex(spec.Endpoints[e].URL)})
 		}
-		t := Template{
-			Name: tn,
-			Inputs: &Inputs{
-				Parameters: []Param{{Name: "only"}},
-				Artifacts:  []Artifact{{Name: "campaign", Path: file, Raw: &Raw{Data: string(o.Source)}}},
-			},
-			Synchronization: synchronization(locks),
-			Container: &Container{
-				Image:   o.Image,
-				Command: []string{"/perfdag"},
-				Args: []string{"run", file, "--out", path.Join(CampaignsMount, "{{workflow.name}}"), "--slice",
-					"--only-list", "{{inputs.parameters.only}}"},
-				Env:          env,
-				VolumeMounts: []VolumeMount{{Name: volumeName, MountPath: CampaignsMount}},
-			},
+		if s.Clients > 1 {
+			ts, err := clientTemplates(p, s, tn, locks, env, o, done)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+			continue
 		}
-		if o.Retries > 0 {
-			t.RetryStrategy = &RetryStrategy{Limit: strconv.Itoa(o.Retries), RetryPolicy: "Always"}
+		t := Template{
+			Name:            tn,
+			Inputs:          sliceInputs(file, o),
+			Synchronization: synchronization(locks),
+			Container:       sliceContainer(file, env, o),
+			RetryStrategy:   retry(o),
 		}
 		out = append(out, t)
 	}
-	return out
+	return out, nil
 }
