@@ -119,6 +119,9 @@ func (v *view) outputs() []link {
 			out = append(out, link{Name: rel, URL: campaignURL(v.ID) + "file/" + rel})
 		}
 	}
+	if st, err := os.Lstat(filepath.Join(v.Dir, campaigndir.Verdict())); err == nil && st.Mode().IsRegular() {
+		out = append(out, link{Name: "verdict and diff", URL: campaignURL(v.ID) + "verdict"}) // the scheduler's judgment
+	}
 	for _, abs := range []string{campaigndir.Source(v.Dir), campaigndir.Summary(v.Dir)} {
 		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() { // as file serves it: no symlink
 			out = append(out, link{Name: filepath.Base(abs), URL: campaignURL(v.ID) + "file/" + filepath.Base(abs)})

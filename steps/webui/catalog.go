@@ -254,7 +254,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, summarize(e))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Created.After(rows[j].Created) })
-	s.render(w, "list.html", map[string]any{"Title": "campaigns", "Rows": rows, "Roots": s.opts.Roots})
+	s.render(w, "list.html", map[string]any{"Title": "campaigns", "Rows": rows, "Roots": s.opts.Roots, "Histories": s.histories()})
 }
 
 // open finds the campaign of a request, answering 404 itself when there is none.

@@ -180,6 +180,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	},
 	"campaignURL": campaignURL,
+	"historyURL":  historyURL,
 	"attained":    attained,
 	"cells":       baseline.Cells,
 	"redact":      redact.String,

@@ -100,6 +100,8 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /c/{id}/file/{rel...}", s.file)
 	s.mux.HandleFunc("GET /c/{id}/baseline", s.baseline)
 	s.mux.HandleFunc("GET /c/{id}/report", s.report)
+	s.mux.HandleFunc("GET /c/{id}/verdict", s.verdict)
+	s.mux.HandleFunc("GET /h/{id}/{$}", s.historyPage)
 	s.mux.HandleFunc("GET /compare", s.compare)
 	s.mux.HandleFunc("GET /static/{name}", s.static)
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +38,10 @@ type DirOptions struct {
 	// Extra is a run directory being judged now (its verdict.json written, its history line
 	// not yet): read after the state directory's lines, as the newest run.
 	Extra string
+	// Allow, when set, vets a run directory a history line names before anything in it is
+	// read: a directory it refuses is a run from its line alone, its note the refusal (serve
+	// reads only the directories it serves).
+	Allow func(dir string) error
 }
 
 // line is what history reads of a history.jsonl line (baseline.HistoryLine).
@@ -133,6 +138,11 @@ func readLines(stateDir, folder string) ([]line, error) {
 		return nil, fmt.Errorf("read the schedule's history: %w", err)
 	}
 	defer f.Close()
+	return parseLines(f, path)
+}
+
+// parseLines reads the lines of a history.jsonl (path names it in errors).
+func parseLines(f io.Reader, path string) ([]line, error) {
 	var out []line
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -148,6 +158,22 @@ func readLines(stateDir, folder string) ([]line, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Campaigns are the campaigns a scheduler's history.jsonl (read from f) recorded runs of, in
+// the order each first appears: what a viewer lists before it reads any run.
+func Campaigns(f io.Reader) ([]string, error) {
+	lines, err := parseLines(f, historyFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range lines {
+		if l.Campaign != "" && !slices.Contains(out, l.Campaign) {
+			out = append(out, l.Campaign)
+		}
 	}
 	return out, nil
 }
@@ -197,6 +223,12 @@ func (o DirOptions) run(ctx context.Context, l line) Run {
 	}
 	if l.Dir == "" {
 		return fromLine("the run made no campaign directory")
+	}
+	if o.Allow != nil {
+		if err := o.Allow(l.Dir); err != nil {
+			o.ID = func(dir, _ string) string { return filepath.Base(filepath.Clean(dir)) } // nothing of a refused directory is read, not even run.json
+			return fromLine(err.Error())
+		}
 	}
 	var v schema.Verdict
 	found, err := campaigndir.ReadJSON(l.Dir, campaigndir.Verdict(), &v)

@@ -51,7 +51,7 @@ func rangeOf(a Axis, vals []float64) (lo, hi float64) {
 		}
 		return lo / 1.25, hi * 1.25
 	}
-	if hi == lo {
+	if hi-lo <= 1e-9*math.Max(math.Abs(hi), 1) { // flat, or apart by rounding only (a step of 1e-15 is no tick step)
 		d := math.Max(math.Abs(hi)*0.1, 1)
 		lo, hi = lo-d, hi+d
 		if vs[0] >= 0 && lo < 0 {
