@@ -22,7 +22,7 @@ const maxAllocPerRequest = 64 << 20
 // routes are every serve route, {a} {b} {c} standing for fuzzed path segments (put in raw, so
 // "..", "%2e" and "/" reach the router as a browser or curl could send them).
 var routes = []string{"/{a}", "/c/{a}/", "/c/{a}/live", "/c/{a}/nodes", "/c/{a}/point/{b}/{c}", "/c/{a}/file/{b}",
-	"/c/{a}/baseline", "/c/{a}/report", "/compare", "/static/{a}"}
+	"/c/{a}/baseline", "/c/{a}/report", "/compare", "/static/{a}", "/h/{a}/", "/c/{a}/verdict"}
 
 // flushCancels is a recorder that ends the request's context at its first flush: a live
 // stream sends its preamble, reads the log once from the offset asked for, then returns.
@@ -39,7 +39,10 @@ func (f flushCancels) Flush() { f.ResponseRecorder.Flush(); f.cancel() }
 // runs) include the offsets that allocated a TiB or panicked.
 func FuzzServe(f *testing.F) {
 	root := f.TempDir()
-	finished(f, root, "tiny-1")
+	dir := finished(f, root, "tiny-1")
+	base := 7.25
+	judged(f, dir, "tiny", "GREEN", time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), &base)
+	scheduled(f, root, "tiny", dir, filepath.Join(root, ".."), "/etc")
 	open, err := New(Options{Roots: []string{root}, Service: service(f), Registry: f.TempDir()})
 	if err != nil {
 		f.Fatal(err)
@@ -74,6 +77,10 @@ func FuzzServe(f *testing.F) {
 		{route: 7, a: "tiny-1"},
 		{route: 8, query: "a=tiny-1&b=tiny-1"},
 		{route: 9, a: "app.js"},
+		{route: 10, a: "tiny"},
+		{route: 10, a: "..%2f..%2fetc"},
+		{route: 11, a: "tiny-1"},
+		{route: 128 + 10, a: "tiny", query: "token=" + token},
 		{route: 128 + 1, a: "tiny-1", auth: "bearer " + token, host: "box.example"},
 		{route: 128 + 2, a: "tiny-1", query: "from=-1&token=" + token},
 		{route: 128, cookie: cookieName + "=" + token, host: "evil.example"},
