@@ -158,9 +158,15 @@ func (s *Server) campaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
+	outs := v.outputs()
+	for _, h := range s.histories() { // a scheduled run: its campaign's history, where its scheduler keeps it
+		if parent := filepath.Dir(v.Dir); h.Campaign == v.Campaign && (filepath.Dir(h.State) == parent || h.State == parent) {
+			outs = append(outs, link{Name: "history of " + h.Campaign, URL: historyURL(h.ID)})
+		}
+	}
 	s.render(w, "campaign.html", map[string]any{
 		"Searches": searches, "Cost": costLine(cost),
-		"Title": v.Campaign, "V": v, "Outputs": v.outputs(), "Points": points, "Goodput": anyGoodput(points),
+		"Title": v.Campaign, "V": v, "Outputs": outs, "Points": points, "Goodput": anyGoodput(points),
 		"Scatter": scatterOf(points), "Groups": groups(v.ID, v.Nodes), "Others": others, "Baselines": baselineNames(s.opts.Registry),
 		"Live": campaignURL(v.ID) + "live?from=" + strconv.FormatInt(v.EventsSize, 10),
 	})

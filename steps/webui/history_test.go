@@ -95,6 +95,18 @@ func TestHistoryPageServedRunsOnly(t *testing.T) {
 		t.Errorf("the second run's RED verdict colours no mark")
 	}
 
+	// the run's own campaign (tiny) scheduled in the same state: its page links that history
+	l, _ := json.Marshal(map[string]any{"campaign": "tiny", "trigger": "manual", "verdict": "RED", "dir": dirs[1]})
+	f, err := os.OpenFile(filepath.Join(root, ".schedule", "history.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write(append(l, '\n'))
+	f.Close()
+	code, c := get(t, ts, campaignURL(ids[1]))
+	if code != http.StatusOK || !strings.Contains(c, `<a href="/h/tiny/">history of tiny</a>`) || !strings.Contains(c, `<a href="`+esc(campaignURL(ids[1]))+`verdict">verdict and diff</a>`) {
+		t.Errorf("the run's page (%d) links neither its history nor its verdict", code)
+	}
 	code, v := get(t, ts, campaignURL(ids[1])+"verdict")
 	if code != http.StatusOK || !strings.Contains(v, `data-verdict="RED"`) || !strings.Contains(v, `data-exact="7.25"`) || strings.Contains(v, "<img src=x") {
 		t.Errorf("verdict page: %d\n%.3000s", code, v)
