@@ -154,6 +154,7 @@ const (
 	FlagProtocolViolation      = "protocol_violation" // the server broke the streaming protocol (see point violations)
 	FlagNoEngineMetrics        = "no_engine_metrics"  // /metrics was scraped but no known engine family was in it
 	FlagClientBound            = "client_bound"       // the point's client was its bottleneck (Point.ClientBound)
+	FlagRateShort              = "rate_short"         // an open-loop point sent more than 5 % below its schedule (OpenLoop.RateMet false): it meets no SLO at its asked rate
 )
 
 // MetricsFamiliesNone is a point's metrics_families when /metrics was scraped and held no known

@@ -48,10 +48,13 @@ func (c *Cell) LegacyKey(l Load) string {
 }
 
 // FirstLoad is the point a cell starts at (its burn-in's load): its first listed one, else its
-// search's lower bound, else concurrency 1.
+// search's lower bound (a rate search's lowest rate at the cell's cap), else concurrency 1.
 func (c *Cell) FirstLoad() Load {
 	if ls := c.Loads(); len(ls) > 0 {
 		return ls[0]
+	}
+	if c.Search.OverRate() && CheckRate(c.Search.From) == nil {
+		return RateAt(c.Search.From, c.MaxInFlight) // a rate search starts at its lowest rate
 	}
 	return c.LegacyLoad(c.FirstConcurrency())
 }
@@ -121,8 +124,8 @@ func (c *Cell) LoadProblems() (problems, hints map[string]string) {
 			add("workload.request_rate", "a rate in requests per second, e.g. 0.5, 2, 12.5", "%v", err)
 		}
 	}
-	if c.MaxInFlight > 0 && len(c.Rates) == 0 && c.Sweep.IsZero() {
-		add("max_in_flight", "list the rates it caps: rates: [1, 2, 4], or find them with sweep: auto", "cell %s: max_in_flight caps rate points and the cell has no rates", c.ID)
+	if c.MaxInFlight > 0 && len(c.Rates) == 0 && c.Sweep.IsZero() && !c.Search.OverRate() {
+		add("max_in_flight", "list the rates it caps: rates: [1, 2, 4], find them with sweep: auto, or search them: search: {over: rate, ...}", "cell %s: max_in_flight caps rate points and the cell has no rates", c.ID)
 	}
 	switch {
 	case w.Arrival == ArrivalGamma && w.Burstiness <= 0:

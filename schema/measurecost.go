@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // MeasurementCost is what measuring one point took: the requests it sent and the time it held
 // the endpoint, in GPU-seconds when the campaign declares how many GPUs serve the endpoint. A
 // reused point keeps the cost it had when it was measured (its point.json is not rewritten).
@@ -82,15 +87,32 @@ func (t CostTotal) GPUHours() *float64 {
 // FixedSweepCost estimates what measuring every concurrency of a search's range would have
 // cost, at the per-point cost model the probes measured, so a reader sees what the search saved.
 type FixedSweepCost struct {
-	From       int      `json:"from"`
-	To         int      `json:"to"`
-	Step       int      `json:"step"`   // the search's resolution: the sweep's spacing
-	Points     int      `json:"points"` // concurrencies the sweep would measure
-	Requests   int      `json:"requests_sent"`
-	EndpointS  float64  `json:"endpoint_s"`
-	GPUSeconds *float64 `json:"gpu_s"` // null when the GPU count is not declared
+	From int `json:"from"`
+	To   int `json:"to"`
+	Step int `json:"step"` // the search's resolution: the sweep's spacing
+	// FromRate, ToRate and ResolutionPct are a rate search's grid (From, To, Step are then 0):
+	// the fixed sweep measures every rate of it (schema.Search.RateGrid).
+	FromRate      float64  `json:"from_rate,omitempty"`
+	ToRate        float64  `json:"to_rate,omitempty"`
+	ResolutionPct float64  `json:"resolution_pct,omitempty"`
+	Points        int      `json:"points"` // concurrencies the sweep would measure
+	Requests      int      `json:"requests_sent"`
+	EndpointS     float64  `json:"endpoint_s"`
+	GPUSeconds    *float64 `json:"gpu_s"` // null when the GPU count is not declared
 	// Basis says how the estimate was made (the request rule, how seconds were interpolated).
 	Basis string `json:"basis"`
+}
+
+// Range writes the fixed sweep's points: "c1..c64", "c1..c1024 every 16", or a rate search's
+// grid "r1..r100 every 2 %".
+func (f *FixedSweepCost) Range() string {
+	switch {
+	case f.ToRate > 0:
+		return fmt.Sprintf("r%s..r%s every %s %%", FormatRate(f.FromRate), FormatRate(f.ToRate), strconv.FormatFloat(f.ResolutionPct, 'f', -1, 64))
+	case f.Step > 1:
+		return fmt.Sprintf("c%d..c%d every %d", f.From, f.To, f.Step)
+	}
+	return fmt.Sprintf("c%d..c%d", f.From, f.To)
 }
 
 // CellCost is one cell's measurement cost: the sum over its measured points.

@@ -18,23 +18,31 @@ const (
 	SweepList   = "list"
 )
 
-// Search asks for the highest concurrency of a cell that still meets an SLO, found by
-// bisection over the integers of [from, to] instead of a full sweep.
+// Search asks for the highest load of a cell that still meets an SLO, found by bisection
+// instead of a full sweep: over the integers of [from, to] (concurrency), or over a grid of
+// request rates from from to to spaced by a relative resolution (rate: RateGrid).
 type Search struct {
-	Over       string `yaml:"over,omitempty" json:"over,omitempty" enum:"concurrency" doc:"what is searched: concurrency (the default; rate is not searched yet)"`
-	SLO        string `yaml:"slo" json:"slo" doc:"expr rule on a point's metrics (run-shape's fields, e.g. itl_avg_ms <= 50 && error_count == 0) that a point must meet"`
-	From       int    `yaml:"from" json:"from" range:"1,100000" doc:"lowest concurrency searched"`
-	To         int    `yaml:"to" json:"to" range:"1,100000" doc:"highest concurrency searched"`
-	Resolution int    `yaml:"resolution,omitempty" json:"resolution,omitempty" range:"0,100000" doc:"stop when the knee is known to within this many (default 1: the exact knee)"`
+	Over       string     `yaml:"over,omitempty" json:"over,omitempty" enum:"concurrency,rate" doc:"what is searched: concurrency (the default: closed-loop points c<from>..c<to>) or rate (open-loop points r<rate>, or r<rate>-cap<max_in_flight> with the cell's cap)"`
+	SLO        string     `yaml:"slo" json:"slo" doc:"expr rule on a point's metrics (run-shape's fields, e.g. itl_avg_ms <= 50 && error_count == 0) that a point must meet"`
+	From       float64    `yaml:"from" json:"from" range:"0,100000" doc:"lowest load searched: a concurrency (a whole number, at least 1), or a request rate in requests per second (over: rate)"`
+	To         float64    `yaml:"to" json:"to" range:"0,100000" doc:"highest load searched, as from"`
+	Resolution Resolution `yaml:"resolution,omitempty" json:"resolution,omitzero" doc:"stop when the knee is known to within this: a whole number of concurrencies (default 1: the exact knee), or for over: rate a percentage of the rate written with its sign, e.g. 2% (the default)"`
 }
 
-// Step is the search's resolution, 1 when unset.
+// Step is the concurrency search's resolution, 1 when unset.
 func (s *Search) Step() int {
-	if s == nil || s.Resolution < 1 {
+	if s == nil || s.Resolution.N < 1 {
 		return 1
 	}
-	return s.Resolution
+	return s.Resolution.N
 }
+
+// OverRate reports whether the search is over request rate.
+func (s *Search) OverRate() bool { return s != nil && s.Over == SearchOverRate }
+
+// Conc is a concurrency search's bounds as whole concurrencies (a rate search's truncated:
+// callers ask OverRate first).
+func (s *Search) Conc() (from, to int) { return int(s.From), int(s.To) }
 
 // Expands reports whether the cell's points are decided at run time (a search, a stop_when
 // sweep or sweep: auto) rather than compiled from its lists of points.
@@ -48,8 +56,8 @@ func (c *Cell) FirstConcurrency() int {
 	switch {
 	case len(c.Concurrencies) > 0:
 		return c.Concurrencies[0]
-	case c.Search != nil && c.Search.From > 0:
-		return c.Search.From
+	case c.Search != nil && !c.Search.OverRate() && c.Search.From >= 1:
+		return int(c.Search.From)
 	}
 	return 1
 }
@@ -70,6 +78,12 @@ type SweepProbe struct {
 	// NoEvidence marks a search's probe with no valid request (or no point): it says nothing
 	// about the SLO, so the search stopped there with its knee unknown.
 	NoEvidence bool `json:"no_evidence,omitempty"`
+	// RateShort marks an open-loop probe whose sends fell more than 5 % below its schedule
+	// (its point's rate_met false): the search counted it as a decided miss whatever its
+	// latencies (Met false; Verdict misses when its point decided, whatever it decided), and
+	// Values says so. AchievedRate is the rate it sent at.
+	RateShort    bool     `json:"rate_short,omitempty"`
+	AchievedRate *float64 `json:"achieved_rate,omitempty"`
 	// MeasurementCost is what measuring the probe's point took (Point.MeasurementCost); a
 	// reused probe keeps the cost it was measured at.
 	MeasurementCost *MeasurementCost `json:"measurement_cost,omitempty"`
@@ -86,14 +100,26 @@ func (p SweepProbe) PointLoad() Load { return LoadOf(p.Load, p.Concurrency, 0) }
 
 // SweepResult is sweep_probes.json: the probes of one cell's run-time sweep and its answer.
 type SweepResult struct {
-	Schema string       `json:"schema"` // sweep_v1
-	Cell   string       `json:"cell"`
-	Mode   string       `json:"mode"`          // search, list or auto
-	SLO    string       `json:"slo,omitempty"` // the search's rule
-	From   int          `json:"from,omitempty"`
-	To     int          `json:"to,omitempty"`
-	Bound  int          `json:"bound"` // most probes the sweep could make
-	Probes []SweepProbe `json:"probes"`
+	Schema string `json:"schema"` // sweep_v1
+	Cell   string `json:"cell"`
+	Mode   string `json:"mode"`          // search, list or auto
+	SLO    string `json:"slo,omitempty"` // the search's rule
+	From   int    `json:"from,omitempty"`
+	To     int    `json:"to,omitempty"`
+	// Over is "rate" for a search over request rate (absent: concurrency). Its bounds are then
+	// FromRate and ToRate, its grid's step ResolutionPct, its probes capped by MaxInFlight (0:
+	// none), and its answer KneeRate in [KneeRateLo, KneeRateHi]; From, To, Knee, KneeLo and
+	// KneeHi are 0 (docs/search.md).
+	Over          string       `json:"over,omitempty"`
+	FromRate      float64      `json:"from_rate,omitempty"`
+	ToRate        float64      `json:"to_rate,omitempty"`
+	ResolutionPct float64      `json:"resolution_pct,omitempty"`
+	MaxInFlight   int          `json:"max_in_flight,omitempty"`
+	KneeRate      float64      `json:"knee_rate,omitempty"`
+	KneeRateLo    float64      `json:"knee_rate_lo,omitempty"`
+	KneeRateHi    float64      `json:"knee_rate_hi,omitempty"`
+	Bound         int          `json:"bound"` // most probes the sweep could make
+	Probes        []SweepProbe `json:"probes"`
 	// Knee is the highest concurrency that met the SLO (search), 0 when even the lowest failed.
 	// With undecided probes it is the best estimate inside the band [KneeLo, KneeHi].
 	Knee int `json:"knee"`
@@ -184,6 +210,9 @@ func (r *SweepResult) Undecided() []int {
 func (r *SweepResult) BandText() string {
 	if r.KneeUnknown != "" {
 		return "unknown"
+	}
+	if r.Over == SearchOverRate {
+		return r.rateBandText()
 	}
 	lo, hi := r.KneeBand()
 	open := hi == r.To && r.To > 0 && !r.decidedMiss() // no probe decided to miss: it may lie beyond To

@@ -130,7 +130,7 @@ func setup(ctx context.Context, c *schema.Campaign) (any, func(), error) {
 				cleanup()
 				return nil, nil, fmt.Errorf("endpoint %s: %w", name, err)
 			}
-			env.Endpoints[name] = endpoint.Resolved{BaseURL: "http://deterministic.invalid", Sim: true, Virtual: v.Record}
+			env.Endpoints[name] = endpoint.Resolved{BaseURL: "http://deterministic.invalid", Sim: true, Virtual: v.Record, VirtualOpen: v.OpenRecord}
 			continue
 		}
 		srv, err := sim.Start(ctx, cfg, ep.Model)

@@ -124,23 +124,26 @@ func TestSweepInterruptedResumesAtOnce(t *testing.T) {
 	pdftotext := testkit.NeedTool(t, "pdftotext")
 	for _, c := range []struct {
 		name, cell string
-		probes     []int
+		probes     []string
 	}{
 		// c1 meets, c8 does not, then 4 (meets), 6 (does not), 5 (meets): knee c5
-		{"search", fmt.Sprintf(`search: {slo: "itl_avg_ms <= %.2f", from: 1, to: 8}`, itlAt(5)+0.55), []int{1, 8, 4, 6, 5}},
+		{"search", fmt.Sprintf(`search: {slo: "itl_avg_ms <= %.2f", from: 1, to: 8}`, itlAt(5)+0.55), []string{"c1", "c8", "c4", "c6", "c5"}},
 		// ITL 10, 11.1, 13.3, 17.7 ms: the rule first holds after c8, c16 is skipped
-		{"stop_when", "concurrencies: [1, 2, 4, 8, 16]\n    stop_when: \"itl_avg_ms > 15\"", []int{1, 2, 4, 8}},
+		{"stop_when", "concurrencies: [1, 2, 4, 8, 16]\n    stop_when: \"itl_avg_ms > 15\"", []string{"c1", "c2", "c4", "c8"}},
 		// sweep: auto (issue 29 item 2): c1, the saturating c4, then three rates capped at 4
-		{"auto", "max_in_flight: 4\n    sweep: {auto: {rates: 3}}", []int{1, 4, 4, 4, 4}},
+		{"auto", "max_in_flight: 4\n    sweep: {auto: {rates: 3}}", []string{"c1", "c4", "r13-cap4", "r18.4-cap4", "r23.9-cap4"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sweepInterrupts(t, pdftotext, fmt.Sprintf(sweepResumeCampaign, c.cell), c.probes)
+			sweepInterrupts(t, pdftotext, fmt.Sprintf(sweepResumeCampaign, c.cell), c.probes, nil)
 		})
 	}
 }
 
-func sweepInterrupts(t *testing.T, pdftotext, src string, probes []int) {
+// sweepInterrupts runs src uninterrupted (its sweep must make probes, by key, in that order),
+// then stopped at each of the stops pick keeps of sweepStops (all when pick is nil) and
+// resumed once, each outcome compared with the uninterrupted run's.
+func sweepInterrupts(t *testing.T, pdftotext, src string, probes []string, pick func([]stopAt) []stopAt) {
 	work := t.TempDir()
 	var st propStats
 	ref := filepath.Join(work, "reference")
@@ -148,10 +151,13 @@ func sweepInterrupts(t *testing.T, pdftotext, src string, probes []int) {
 	if code, out := propRun(propWriteDir(t, ref, src), &st, "run", "c.yaml", "--out", refDir); code != 0 {
 		t.Fatalf("uninterrupted run exited %d:\n%s", code, out)
 	}
-	if got := probeSet(readSweep(t, refDir)); !slices.Equal(got, probes) {
+	if got := probeKeys(readSweep(t, refDir)); !slices.Equal(got, probes) {
 		t.Fatalf("the uninterrupted run probed %v, want %v: the campaign no longer tests what it says", got, probes)
 	}
 	stops := sweepStops(t, refDir)
+	if pick != nil {
+		stops = pick(stops)
+	}
 	outputs := append([]campaignOutput{{"status --json", propStatus}}, campaignOutputs(pdftotext)...)
 	want := map[string]string{}
 	for _, o := range outputs {

@@ -106,16 +106,17 @@ func Targets(c *schema.Campaign) (targets []Target, skipped []int) {
 // them, so the cover's nearest calibrated concurrency is never far from a probe.
 func cellConcurrencies(cell schema.Cell) []int {
 	s := cell.Search
-	if s == nil || s.From < 1 || s.To < s.From {
+	if s == nil || s.OverRate() || s.From < 1 || s.To < s.From {
 		return cell.Concurrencies
 	}
-	out := append(slices.Clone(cell.Concurrencies), s.From)
-	for c := 1; c < s.To; c *= 2 {
-		if c > s.From {
+	from, to := s.Conc()
+	out := append(slices.Clone(cell.Concurrencies), from)
+	for c := 1; c < to; c *= 2 {
+		if c > from {
 			out = append(out, c)
 		}
 	}
-	return append(out, s.To)
+	return append(out, to)
 }
 
 // DefaultRequests is how many TTFT requests a target sends unless told: 4 × its concurrency,

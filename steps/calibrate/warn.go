@@ -80,8 +80,11 @@ func Warnings(c *schema.Campaign, cal *schema.Calibration, host string) []string
 // askedLoads are the points a cell may run at: its concurrencies and rates, or a searched
 // cell's upper bound (the most its probes ask).
 func askedLoads(cell schema.Cell) []schema.Load {
-	if s := cell.Search; s != nil && s.To > 0 {
-		return append(cell.Loads(), cell.LegacyLoad(s.To))
+	if s := cell.Search; s != nil && s.OverRate() && schema.CheckRate(s.To) == nil {
+		return append(cell.Loads(), schema.RateAt(s.To, cell.MaxInFlight))
+	}
+	if s := cell.Search; s != nil && s.To >= 1 {
+		return append(cell.Loads(), cell.LegacyLoad(int(s.To)))
 	}
 	return cell.Loads()
 }

@@ -77,6 +77,12 @@ func kneeLoad(s schema.SweepResult) schema.Load {
 	if s.KneeUnknown != "" {
 		return schema.Load{}
 	}
+	if s.Over == schema.SearchOverRate { // the search's own answer
+		if s.KneeRate > 0 {
+			return schema.RateAt(s.KneeRate, s.MaxInFlight)
+		}
+		return schema.Load{}
+	}
 	if !isRateSearch(s) {
 		if s.Knee > 0 {
 			return schema.Conc(s.Knee)

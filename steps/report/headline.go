@@ -184,8 +184,8 @@ func headlineRow(v *view, cell, label string) ([]tcell, float64, []int, bool) {
 	row := []tcell{plain(cell), plain(label), plain("-"), plain("-"), plain(fmt.Sprintf("%d of %d", errs, reqs))}
 	best := math.NaN()
 	if k, s := kneeRow(v, cell); k != nil { // a search ran: the answer is the knee, not the peak
-		text := fmt.Sprintf("%s at knee C=%d", fnum(*k.OutputTokPerSPerGPU), k.Concurrency)
-		if lo, hi := s.KneeBand(); lo != hi { // undecided probes: the knee is known to a band
+		text := fmt.Sprintf("%s at knee %s", fnum(*k.OutputTokPerSPerGPU), atPoint(k))
+		if lo, hi := s.KneeBand(); lo != hi || s.KneeRateLo != s.KneeRateHi { // undecided probes: the knee is known to a band
 			text = fmt.Sprintf("%s at knee %s", fnum(*k.OutputTokPerSPerGPU), bandText(s))
 		}
 		row[2] = plain(text)

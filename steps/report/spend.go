@@ -75,8 +75,12 @@ func searchSaving(s schema.SweepResult) string {
 		spent += " and " + hoursText(h)
 		fixed += " and " + hoursText(hours(f.GPUSeconds))
 	}
-	line := fmt.Sprintf("%s: the search measured %s of the %d concurrencies a fixed sweep would, with %s; the fixed sweep would have taken %s",
-		s.Cell, plural.N(c.Points, "probe"), f.Points, spent, fixed)
+	what := "concurrencies"
+	if f.ToRate > 0 {
+		what = "rates"
+	}
+	line := fmt.Sprintf("%s: the search measured %s of the %d %s a fixed sweep would, with %s; the fixed sweep would have taken %s",
+		s.Cell, plural.N(c.Points, "probe"), f.Points, what, spent, fixed)
 	if f.Requests > 0 {
 		line += fmt.Sprintf(": the search sent %s of its requests", pct(ratio(c.RequestsSent, f.Requests)))
 	}

@@ -2,6 +2,7 @@ package runshape
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,13 @@ func autoLoad(cell *schema.Cell, cfg *loadgen.Config, ref *schema.BaselineRef) (
 		if err != nil {
 			return nil, err
 		}
-		d, err := autostop.NewDecider(*a, rule, cfg.Concurrency, cell.SLO)
+		// its looks are whole turns of the point's count base: the concurrency, a rate's cap,
+		// or for a rate without a cap the rate rounded up (a second of arrivals: Load.CountBase)
+		base := cfg.Concurrency
+		if cfg.Rate > 0 && base == 0 {
+			base = int(math.Ceil(cfg.Rate))
+		}
+		d, err := autostop.NewDecider(*a, rule, base, cell.SLO)
 		if err != nil {
 			return nil, fmt.Errorf("cell %s: %w", cell.ID, err)
 		}
@@ -257,7 +264,7 @@ func checkAuto(i int, cell schema.Cell, camp *schema.Campaign) error {
 	}
 	at := fmt.Sprintf("concurrency %d", c)
 	switch {
-	case cell.Search != nil && c == cell.Search.To:
+	case cell.Search != nil && c == int(cell.Search.To):
 		at += ", the search's upper bound (search.to)"
 	case cell.Search != nil:
 		at += ", the search's lower bound (search.from)"
@@ -288,10 +295,14 @@ func checkAuto(i int, cell schema.Cell, camp *schema.Campaign) error {
 }
 
 // span is the lowest and highest concurrency a cell may measure: its search's bounds, else
-// its list's; ok is false when it has neither.
+// its list's; ok is false when it has neither (a rate search has none).
 func span(cell schema.Cell) (lo, hi int, ok bool) {
 	if s := cell.Search; s != nil {
-		return s.From, s.To, s.From >= 1 && s.To >= s.From
+		if s.OverRate() { // a span of concurrencies; a rate search's probes are checked as they run
+			return 0, 0, false
+		}
+		from, to := s.Conc()
+		return from, to, from >= 1 && to >= from
 	}
 	if len(cell.Concurrencies) == 0 {
 		return 0, 0, false

@@ -106,7 +106,7 @@ func TestAutoShortSomewhereIsShortAtAnEnd(t *testing.T) {
 						continue // checkAuto on a third of the spans from the first or to the last
 					}
 					cell := schema.Cell{ID: "a", RequestsPerPoint: schema.Count{Auto: &a},
-						Search: &schema.Search{SLO: "true", From: grid[lo], To: grid[hi]}}
+						Search: &schema.Search{SLO: "true", From: float64(grid[lo]), To: float64(grid[hi])}}
 					if err := checkAuto(0, cell, &schema.Campaign{}); (err != nil) != anywhere {
 						t.Fatalf("%s max %d: search [%d, %d]: checkAuto says %v, short somewhere %v", m, max, grid[lo], grid[hi], err, anywhere)
 					}

@@ -42,8 +42,16 @@ func NewVirtual(cfg schema.SimConfig) (*Virtual, error) {
 // of the closed loop, each wave as long as the request at its nominal TTFT. Faults and unanswered requests
 // are drawn from a hash of the request's identity, not from arrival order.
 func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, outputTokens int) schema.RequestRecord {
-	p := &v.p
 	conc := max(concurrency, 1)
+	latency := v.latency(conc, inputTokens, outputTokens)
+	start := VirtualEpoch + int64(index/conc)*int64(latency+time.Millisecond)
+	return v.record(cell, phase, conc, index, inputTokens, outputTokens, start, 0)
+}
+
+// latency is how long a request holds its batch slot at concurrency conc: its nominal TTFT,
+// then every chunk after the first.
+func (v *Virtual) latency(conc, inputTokens, outputTokens int) time.Duration {
+	p := &v.p
 	n := max(outputTokens, 1)
 	if outputTokens <= 0 {
 		n = DefaultMaxTokens
@@ -52,8 +60,55 @@ func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, ou
 	perToken := p.tpot + time.Duration(min(conc, p.maxBatch)-1)*p.batchTPOT
 	ct := max(p.chunkTokens, 1)
 	chunks := (n + ct - 1) / ct
-	latency := nominal + time.Duration(chunks-1)*time.Duration(ct)*perToken
-	start := VirtualEpoch + int64(index/conc)*int64(latency+time.Millisecond)
+	return nominal + time.Duration(chunks-1)*time.Duration(ct)*perToken
+}
+
+// OpenRecord is request index of an open loop against the virtual server, its user arriving
+// at arrivals[index] after VirtualEpoch (the point's seeded schedule). The server runs
+// max_batch requests at once and queues the rest in arrival order; each holds its slot for its
+// latency at a full batch (Record's model at concurrency max_batch). A client cap of at most
+// max_batch (cap > 0) holds the request back instead, so it is sent late — cap-delayed — and
+// served at once; a larger cap is not modelled (the server's queue is). So that a record stays
+// a pure function of its index, every request before it is taken to hold its slot as long as
+// it does, exact for a workload of one shape: request i then gets the slot request i − L
+// leaves, L the slots, and starts at max over k ≥ 0 of arrivals[i − kL] + k × latency. Its
+// service rate is L / latency requests per second: below it no request waits, above it the
+// queue and every wait grow with each arrival. ScheduledNs is its arrival on the virtual
+// clock; StartNs its send.
+func (v *Virtual) OpenRecord(cell, phase string, arrivals []time.Duration, cap, index, inputTokens, outputTokens int) schema.RequestRecord {
+	lanes := v.p.maxBatch
+	clientHeld := cap > 0 && cap <= lanes
+	if clientHeld {
+		lanes = cap
+	}
+	latency := v.latency(lanes, inputTokens, outputTokens)
+	at := arrivals[index]
+	served := at
+	for k := 1; index-k*lanes >= 0; k++ {
+		served = max(served, arrivals[index-k*lanes]+time.Duration(k)*latency)
+	}
+	sched := VirtualEpoch + int64(at)
+	send, wait := sched, served-at
+	if clientHeld {
+		send, wait = VirtualEpoch+int64(served), 0
+	}
+	rec := v.record(cell, phase, lanes, index, inputTokens, outputTokens, send, wait)
+	rec.ScheduledNs, rec.CapDelayed = sched, send > sched
+	return rec
+}
+
+// record is request index's record sent at start, waiting wait in the server's queue before
+// its prefill.
+func (v *Virtual) record(cell, phase string, conc, index, inputTokens, outputTokens int, start int64, wait time.Duration) schema.RequestRecord {
+	p := &v.p
+	n := max(outputTokens, 1)
+	if outputTokens <= 0 {
+		n = DefaultMaxTokens
+	}
+	nominal := p.ttft + time.Duration(float64(p.prefillPer1K)*float64(inputTokens)/1000)
+	perToken := p.tpot + time.Duration(min(conc, p.maxBatch)-1)*p.batchTPOT
+	ct := max(p.chunkTokens, 1)
+	chunks := (n + ct - 1) / ct
 	rec := schema.RequestRecord{Index: index, Phase: phase, StartNs: start, InputTokens: inputTokens, RequestedOut: outputTokens}
 
 	h := fnv.New64a()
@@ -68,6 +123,7 @@ func (v *Virtual) Record(cell, phase string, concurrency, index, inputTokens, ou
 		u2 := (float64(mix(x+0x9e3779b97f4a7c15)>>11) + 0.5) / float64(1<<53) // in (0, 1)
 		ttft = time.Duration(float64(nominal) * p.ttftSpread(math.Sqrt2*math.Erfinv(2*u2-1)))
 	}
+	ttft += wait
 	cum := 0.0
 	for _, f := range p.faults {
 		cum += f.frac

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/perfdag/perfdag/schema"
 )
@@ -56,5 +58,49 @@ func TestVirtualRecord(t *testing.T) {
 	}
 	if _, err := NewVirtual(schema.SimConfig{Slowdown: -1}); err == nil {
 		t.Error("a negative slowdown was accepted")
+	}
+}
+
+// The virtual open loop's server has max_batch slots, each held for a request's latency, so its
+// service rate is max_batch / latency: constant arrivals below it never wait (TTFT the nominal
+// one, sent on time), above it every max_batch-th arrival waits one latency less the gap it
+// came after, so the waits grow with the queue; a client cap of the slots holds the sends back
+// instead (cap-delayed, sent late, served at once). A record is a pure function of its index.
+func TestVirtualOpenLoopServiceRate(t *testing.T) {
+	v, err := NewVirtual(schema.SimConfig{Deterministic: true, TTFTMs: 20, PrefillMsPer1K: 8, TPOTMs: 10, BatchTPOTMs: 0.05, MaxBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	latency := 20.8 + 11*(10+0.05*3) // ms: 100 prompt tokens, 12 tokens out, a full batch of 4
+	mu := 4 / (latency / 1000)
+	arrivals := func(rate float64) []time.Duration {
+		out := make([]time.Duration, 400)
+		for i := range out {
+			out[i] = time.Duration(float64(i) / rate * 1e9)
+		}
+		return out
+	}
+	ttft := func(r schema.RequestRecord) float64 { return float64(r.FirstTokenNs-r.ScheduledNs) / 1e6 }
+	below := arrivals(0.99 * mu)
+	for i := range below {
+		r := v.OpenRecord("c", "profiling", below, 0, i, 100, 12)
+		if math.Abs(ttft(r)-20.8) > 1e-6 || r.StartNs != r.ScheduledNs || r.CapDelayed || r.ScheduledNs != VirtualEpoch+int64(below[i]) {
+			t.Fatalf("below the service rate, request %d: TTFT %.4f ms from its arrival, sent %d ns late", i, ttft(r), r.StartNs-r.ScheduledNs)
+		}
+	}
+	above := arrivals(1.01 * mu)
+	gap := latency - 4/(1.01*mu)*1000 // what each round of 4 falls behind, ms
+	for _, i := range []int{3, 4, 40, 399} {
+		r := v.OpenRecord("c", "profiling", above, 0, i, 100, 12)
+		if want := 20.8 + float64(i/4)*gap; math.Abs(ttft(r)-want) > 1e-3 || r.StartNs != r.ScheduledNs {
+			t.Errorf("above the service rate, request %d: TTFT %.4f ms, want %.4f (sent on time, queued)", i, ttft(r), want)
+		}
+		if b := v.OpenRecord("c", "profiling", above, 0, i, 100, 12); !reflect.DeepEqual(r, b) {
+			t.Errorf("request %d answered twice differently", i)
+		}
+	}
+	r := v.OpenRecord("c", "profiling", above, 4, 399, 100, 12)
+	if late := float64(r.StartNs-r.ScheduledNs) / 1e6; !r.CapDelayed || math.Abs(late-99*gap) > 1e-3 || float64(r.FirstTokenNs-r.StartNs)/1e6 != 20.8 {
+		t.Errorf("capped at the slots, request 399: cap-delayed %v, sent %.4f ms late (want %.4f), TTFT from the send %.4f ms", r.CapDelayed, late, 99*gap, float64(r.FirstTokenNs-r.StartNs)/1e6)
 	}
 }

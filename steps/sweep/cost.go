@@ -26,8 +26,8 @@ func sweepCost(ps []judged) *schema.CostTotal {
 
 // costSample is one probe's measured cost, as the estimate interpolates it.
 type costSample struct {
-	conc        float64
-	turns       float64 // requests sent per unit of concurrency
+	conc        float64 // its concurrency, or a rate probe's rate
+	turns       float64 // requests sent per unit of its count base (concurrency, cap or rate: schema.Load.CountBase)
 	secsPerReq  float64 // run seconds per request sent
 	settleS     float64
 	gpus        int
@@ -41,14 +41,14 @@ type costSample struct {
 // run seconds at the probes' seconds per request, interpolated the same way, plus the probes'
 // mean settle. nil when no probe recorded its cost.
 func fixedSweep(cell *schema.Cell, ps []judged) *schema.FixedSweepCost {
-	s := cell.Search
+	a := axisOf(cell)
 	var samples []costSample
 	for _, p := range ps {
-		if p.point == nil || p.point.MeasurementCost == nil || p.point.MeasurementCost.RequestsSent == 0 {
+		if p.point == nil || p.point.MeasurementCost == nil || p.point.MeasurementCost.RequestsSent == 0 || p.conc <= 0 {
 			continue
 		}
 		c := p.point.MeasurementCost
-		samples = append(samples, costSample{conc: float64(p.conc), turns: float64(c.RequestsSent) / float64(p.conc),
+		samples = append(samples, costSample{conc: a.value(p.conc), turns: float64(c.RequestsSent) / float64(max(p.load.CountBase(), 1)),
 			secsPerReq: c.RunS / float64(c.RequestsSent), settleS: c.SettleS, gpus: c.GPUs, gpusUnknown: c.GPUSeconds == nil})
 	}
 	if len(samples) == 0 {
@@ -60,19 +60,23 @@ func fixedSweep(cell *schema.Cell, ps []judged) *schema.FixedSweepCost {
 		settle += x.settleS / float64(len(samples))
 		unknown = unknown || x.gpusUnknown || x.gpus != gpus
 	}
-	step := s.Step()
-	out := &schema.FixedSweepCost{From: s.From, To: s.To, Step: step}
+	out := &schema.FixedSweepCost{From: a.from, To: a.to, Step: a.step}
+	if a.rate() {
+		s := cell.Search
+		out.From, out.To, out.Step, out.FromRate, out.ToRate, out.ResolutionPct = 0, 0, 0, s.From, s.To, s.RatePct()
+	}
 	auto := cell.RequestsPerPoint.Auto != nil
-	for c := s.From; ; c += step {
-		c = min(c, s.To)
-		n := cell.RequestsPerPoint.For(c) + cell.WarmupRequests
+	for c := a.from; a.to >= a.from; c += a.step {
+		c = min(c, a.to)
+		l, x := a.load(cell, c), a.value(c)
+		n := cell.RequestsPerPoint.For(l.CountBase()) + cell.WarmupRequests
 		if auto {
-			n = int(math.Round(interpolate(samples, float64(c), func(x costSample) float64 { return x.turns }) * float64(c)))
+			n = int(math.Round(interpolate(samples, x, func(x costSample) float64 { return x.turns }) * float64(l.CountBase())))
 		}
 		out.Points++
 		out.Requests += n
-		out.EndpointS += settle + float64(n)*interpolate(samples, float64(c), func(x costSample) float64 { return x.secsPerReq })
-		if c == s.To {
+		out.EndpointS += settle + float64(n)*interpolate(samples, x, func(x costSample) float64 { return x.secsPerReq })
+		if c == a.to {
 			break
 		}
 	}
@@ -82,12 +86,18 @@ func fixedSweep(cell *schema.Cell, ps []judged) *schema.FixedSweepCost {
 	}
 	var rule string
 	switch r := cell.RequestsPerPoint; {
+	case auto && a.rate():
+		rule = "the probes' measured requests per unit of their count base (the cap, else the rate), interpolated in rate between them (an auto point measures as long as it needs, so this is an estimate)"
 	case auto:
 		rule = "the probes' measured requests per unit of concurrency, interpolated between them (an auto point measures as long as it needs, so this is an estimate)"
 	case r.N > 0:
 		rule = fmt.Sprintf("%d requests each (the cell's requests_per_point)", r.N)
+	case r.Multiple > 0 && a.rate():
+		rule = fmt.Sprintf("%d × the cap (else the rate) requests each (the cell's requests_per_point)", r.Multiple)
 	case r.Multiple > 0:
 		rule = fmt.Sprintf("%d × C requests each (the cell's requests_per_point)", r.Multiple)
+	case a.rate():
+		rule = "max(10, 3 × the cap, else the rate) requests each (the default requests_per_point)"
 	default:
 		rule = "max(10, 3 × C) requests each (the default requests_per_point)"
 	}
@@ -95,7 +105,11 @@ func fixedSweep(cell *schema.Cell, ps []judged) *schema.FixedSweepCost {
 		rule += fmt.Sprintf(" plus %s", plural.N(cell.WarmupRequests, "warm-up request"))
 	}
 	out.Basis = fmt.Sprintf("every concurrency %s (%s) at %s; each point's run seconds at the probes' measured seconds per request, interpolated between them, plus their mean settle",
-		sweepRange(s.From, s.To, step), plural.N(out.Points, "point"), rule)
+		sweepRange(a.from, a.to, a.step), plural.N(out.Points, "point"), rule)
+	if a.rate() {
+		out.Basis = fmt.Sprintf("every rate of the search's grid %s (%s) at %s; each point's run seconds at the probes' measured seconds per request, interpolated in rate between them, plus their mean settle",
+			out.Range(), plural.N(out.Points, "point"), rule)
+	}
 	return out
 }
 

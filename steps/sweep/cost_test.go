@@ -11,7 +11,7 @@ import (
 
 // costed is a probe at c whose point sent sent requests in run seconds after a 1 s settle, on 2 GPUs.
 func costed(c, sent int, run float64) judged {
-	return judged{conc: c, point: &campaigndir.PointResult{Concurrency: c, MeasurementCost: schema.NewMeasurementCost(sent, sent, 1, run, 2)}}
+	return judged{load: schema.Conc(c), conc: c, point: &campaigndir.PointResult{Concurrency: c, MeasurementCost: schema.NewMeasurementCost(sent, sent, 1, run, 2)}}
 }
 
 // A fixed sweep of the range costs the cell's rule at every concurrency (exact for a fixed
@@ -34,7 +34,7 @@ func TestFixedSweepEstimate(t *testing.T) {
 	}
 	// an auto count: 3 turns at c1, 7 at c9 measured; c5 interpolates to 5 turns (25 requests)
 	cell.RequestsPerPoint = schema.Count{Auto: &schema.AutoCount{Decide: schema.DecideSLO}}
-	cell.Search.Resolution = 4
+	cell.Search.Resolution = schema.Resolution{N: 4}
 	f = fixedSweep(cell, []judged{costed(1, 3, 3), costed(9, 63, 21)})
 	if f.Points != 3 || f.Requests != 3+25+63 || !strings.Contains(f.Basis, "c1..c9 every 4") || !strings.Contains(f.Basis, "interpolated") {
 		t.Fatalf("auto fixed sweep %+v, want c1, c5, c9 with 3 + 25 + 63 requests", f)

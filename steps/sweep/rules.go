@@ -53,6 +53,9 @@ type judged struct {
 	point   *campaigndir.PointResult
 	node    string // the node whose result point is
 	failed  string // the group's first failure, "node: why", "" when none
+	// short says why an open-loop probe's sends fell short of its asked rate: it is then a
+	// decided miss whatever its latencies or its point's verdict ("" when the rate was met).
+	short string
 }
 
 // noEvidence says why a probe tells nothing about an SLO ("" when it does): it has no point,

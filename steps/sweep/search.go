@@ -10,8 +10,11 @@ import (
 
 // decided says what a probe is evidence of: a verdict (meets or misses) or nothing (its point
 // measured to its max without deciding). A probe without a decision (a fixed request count) is
-// judged on its estimates, as a verdict.
+// judged on its estimates, as a verdict; an open-loop probe whose rate fell short is a miss.
 func (j judged) decided() (known, meets bool) {
+	if j.short != "" {
+		return true, false // the rate was not met: a miss at its asked rate, however it measured
+	}
 	switch j.verdict {
 	case "":
 		return true, j.met

@@ -49,12 +49,15 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 	cell := t.Cell
 	r := &schema.SweepResult{Schema: schema.SchemaSweep, Cell: cell.ID, Bound: Bound(cell), MeasurementCost: sweepCost(ps)}
 	for _, p := range ps {
-		sp := schema.SweepProbe{Concurrency: p.conc, Met: p.met, Values: p.values, Status: "failed", Verdict: p.verdict}
+		sp := schema.SweepProbe{Concurrency: p.load.InFlight(), Met: p.met, Values: p.values, Status: "failed", Verdict: p.verdict, RateShort: p.short != ""}
 		if p.load.IsRate() {
 			sp.Load = p.load // a concurrency probe keeps the form it had before points were keyed by load
 		}
 		if known, meets := p.decided(); known {
 			sp.Met = meets
+		}
+		if p.short != "" && sp.Verdict != "" {
+			sp.Verdict = schema.VerdictMisses // the search's verdict: its point's own decision is in point.json
 		}
 		sp.NoEvidence = cell.Search != nil && p.noEvidence() != ""
 		if p.point != nil {
@@ -64,19 +67,34 @@ func summarize(t *engine.Task) (*schema.SweepResult, error) {
 			tp, rq := p.point.OutputTokPerS, p.point.RequestThroughput
 			sp.Throughput, sp.RequestRate = &tp, &rq
 			sp.GoodputReqS, sp.SLOAttainment = p.point.GoodputReqS, p.point.SLOAttainment
+			if p.load.IsRate() {
+				sp.AchievedRate = p.point.AchievedRate
+			}
 		}
 		r.Probes = append(r.Probes, sp)
 	}
 	if s := cell.Search; s != nil {
-		r.Mode, r.SLO, r.From, r.To = schema.SweepSearch, s.SLO, s.From, s.To
+		a := axisOf(cell)
+		r.Mode, r.SLO, r.From, r.To = schema.SweepSearch, s.SLO, a.from, a.to
 		r.FixedSweep = fixedSweep(cell, ps)
 		if _, r.KneeUnknown = unknown(ps); r.KneeUnknown != "" {
+			if a.rate() {
+				rateAnswer(r, cell, a, 0, 0, 0)
+			}
 			return r, nil
 		}
-		r.Knee, r.KneeLo, r.KneeHi, r.KneeAtTop = band(s.From, s.To, ps)
+		on := onAxis(ps)
+		r.Knee, r.KneeLo, r.KneeHi, r.KneeAtTop = band(a.from, a.to, on)
 		r.BandLevel = bandLevel(ps)
+		knee := schema.Load{}
+		if r.Knee != 0 {
+			knee = a.load(cell, r.Knee)
+		}
+		if a.rate() {
+			rateAnswer(r, cell, a, r.Knee, r.KneeLo, r.KneeHi)
+		}
 		for _, p := range r.Probes {
-			if p.Concurrency == r.Knee && r.Knee != 0 {
+			if !knee.IsZero() && p.PointLoad() == knee {
 				r.KneeOutputTokS, r.KneeRequestThroughput = p.Throughput, p.RequestRate
 				r.KneeGoodputReqS, r.KneeSLOAttainment = p.GoodputReqS, p.SLOAttainment
 			}

@@ -7,7 +7,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -57,8 +56,9 @@ func (r *Result) SweepFile() string { return r.Sweep }
 
 // Bound is the most points a cell's sweep can measure.
 func Bound(cell *schema.Cell) int {
-	if s := cell.Search; s != nil {
-		return bound(s.From, s.To, s.Step(), decides(cell))
+	if cell.Search != nil {
+		a := axisOf(cell)
+		return bound(a.from, a.to, a.step, decides(cell))
 	}
 	if !cell.Sweep.IsZero() {
 		return 2 + cell.Sweep.RatesOr() // the synchronous and saturating points, then the rates
@@ -118,13 +118,10 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 	bad := func(key string, err error, hint string) {
 		errs = append(errs, &engine.FieldError{Path: p + key, Err: err, Hint: hint})
 	}
-	if s.Over != "" && s.Over != "concurrency" {
-		bad(".over", fmt.Errorf("cell %s: search over %q is not supported", cell.ID, s.Over), "over: concurrency (request-rate search is not built yet)")
-	}
-	// from and to have their ranges checked at their keys (a value that failed to decode there
-	// is reported once, not again as an empty range); what is left is their order
-	if s.From >= 1 && s.To >= 1 && s.To < s.From {
-		bad(".to", fmt.Errorf("cell %s: search from %d to %d is not a range", cell.ID, s.From, s.To), "from: 1, to: 64 (to ≥ from)")
+	if s.OverRate() {
+		errs = append(errs, checkRateSearch(cell, p)...)
+	} else {
+		errs = append(errs, checkConcSearch(cell, p)...)
 	}
 	if cell.StopWhen != "" {
 		bad("", fmt.Errorf("cell %s has both search and stop_when", cell.ID), "a cell is searched or swept over its list, not both")
@@ -136,8 +133,8 @@ func checkSearch(c *schema.Campaign, cell *schema.Cell, p string) []error {
 	}
 	if len(cell.Rates) > 0 {
 		errs = append(errs, &engine.FieldError{Path: strings.TrimSuffix(p, ".search") + ".rates",
-			Err:  fmt.Errorf("cell %s has both search and rates: a search probes concurrencies, and searching over request rate is not built yet", cell.ID),
-			Hint: "measure the rates in a cell of their own (rates: with stop_when: ends the list early), or keep the search and delete rates:"})
+			Err:  fmt.Errorf("cell %s has both search and rates: its points are the ones the search probes, so the list would be ignored", cell.ID),
+			Hint: "search the rates with search: {over: rate, from: 1, to: 64, ...} and delete rates:, or keep the list and delete search: (stop_when: ends a list early)"})
 	}
 	if strings.TrimSpace(s.SLO) == "" {
 		bad(".slo", fmt.Errorf("cell %s: search has no slo", cell.ID), `slo: "itl_avg_ms <= 50 && error_count == 0"`)
@@ -205,12 +202,13 @@ func (f *fanout) Next(probes []engine.Probe, free []schema.Load) ([]schema.Load,
 	if !cell.Sweep.IsZero() {
 		return autoNext(cell, ps), nil
 	}
-	if s := cell.Search; s != nil {
+	if cell.Search != nil {
 		if _, why := unknown(ps); why != "" {
 			return nil, nil // no evidence: the search stops and the sweep fails with the knee unknown
 		}
-		if c := nextProbe(s.From, s.To, s.Step(), ps, searchFree(cell, free)); c != 0 {
-			return []schema.Load{cell.LegacyLoad(c)}, nil
+		a := axisOf(cell)
+		if x := nextProbe(a.from, a.to, a.step, onAxis(ps), a.free(cell, free)); x != 0 {
+			return []schema.Load{a.load(cell, x)}, nil
 		}
 		return nil, nil
 	}
@@ -225,19 +223,6 @@ func (f *fanout) Next(probes []engine.Probe, free []schema.Load) ([]schema.Load,
 	return nil, nil
 }
 
-// searchFree are the concurrencies of the free points a concurrency search may take: the
-// points it would have probed itself (the cell's LegacyLoad of their concurrency).
-func searchFree(cell *schema.Cell, free []schema.Load) []int {
-	var out []int
-	for _, l := range free {
-		if c := l.InFlight(); c > 0 && cell.LegacyLoad(c) == l {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // judge evaluates the cell's rule on every probe (the search's SLO; for a list, nothing).
 func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 	out := make([]judged, 0, len(probes))
@@ -245,6 +230,7 @@ func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 		j := judged{load: p.Load, conc: p.Load.InFlight(), failed: p.Failed}
 		j.point, j.node = pointOf(p.Upstream)
 		if f.t.Cell.Search != nil {
+			j.conc = axisOf(f.t.Cell).pos(p.Load)
 			met, vals, err := judge(f.prog, f.rule, f.env, j.point)
 			if err != nil {
 				return nil, err
@@ -252,6 +238,9 @@ func (f *fanout) judge(probes []engine.Probe) ([]judged, error) {
 			j.met, j.values = met, vals
 			if j.point != nil && j.point.Decision != nil {
 				j.verdict = j.point.Decision.Verdict
+			}
+			if j.short = rateShort(j.point); j.short != "" {
+				j.met, j.values = false, j.short+"; "+vals
 			}
 			if why := j.noEvidence(); why != "" {
 				j.values = "no evidence: " + why
@@ -330,21 +319,21 @@ func run(_ context.Context, t *engine.Task) (engine.Result, error) {
 	}
 	if res.KneeUnknown != "" {
 		// the probes are kept as evidence; a failed node searches again on resume
-		c, _ := unknownProbe(res)
+		l, _ := unknownProbe(res)
 		return result, fmt.Errorf("cell %s: the search stopped with its knee unknown: %s, which says nothing about the SLO %s; "+
-			"once the endpoint answers, 'perfdag resume' probes c%d again", t.Cell.ID, res.KneeUnknown, res.SLO, c)
+			"once the endpoint answers, 'perfdag resume' probes %s again", t.Cell.ID, res.KneeUnknown, res.SLO, l.Key())
 	}
 	return result, nil
 }
 
-// unknownProbe is the concurrency whose probe left a search's knee unknown.
-func unknownProbe(r *schema.SweepResult) (int, bool) {
+// unknownProbe is the point whose probe left a search's knee unknown.
+func unknownProbe(r *schema.SweepResult) (schema.Load, bool) {
 	for _, p := range r.Probes {
 		if p.NoEvidence {
-			return p.Concurrency, true
+			return p.PointLoad(), true
 		}
 	}
-	return 0, false
+	return schema.Load{}, false
 }
 
 func line(r *schema.SweepResult) string {
@@ -357,6 +346,9 @@ func line(r *schema.SweepResult) string {
 			s += fmt.Sprintf(", %d skipped: %s", len(r.Skipped), r.StopReason)
 		}
 		return s
+	}
+	if r.Over == schema.SearchOverRate {
+		return rateLine(r)
 	}
 	lo, hi := r.KneeBand()
 	undecided := ""
@@ -384,7 +376,7 @@ func costLine(r *schema.SweepResult) string {
 	}
 	s := fmt.Sprintf("; %s, %s", plural.N(c.RequestsSent, "request"), gpuHours(c.GPUHours()))
 	if f := r.FixedSweep; f != nil {
-		s += fmt.Sprintf(" (a fixed sweep %s: ≈ %s", sweepRange(f.From, f.To, f.Step), plural.N(f.Requests, "request"))
+		s += fmt.Sprintf(" (a fixed sweep %s: ≈ %s", f.Range(), plural.N(f.Requests, "request"))
 		if f.GPUSeconds != nil {
 			h := *f.GPUSeconds / 3600
 			s += ", ≈ " + gpuHours(&h)

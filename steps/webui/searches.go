@@ -89,7 +89,7 @@ func searchRowOf(s schema.SweepResult) searchRow {
 			x := *f.GPUSeconds / 3600
 			h = &x
 		}
-		r.Fixed = fmt.Sprintf("≈ %s (c%d..c%d)", spent(f.Requests, h), f.From, f.To)
+		r.Fixed = fmt.Sprintf("≈ %s (%s)", spent(f.Requests, h), f.Range())
 		r.Basis = f.Basis
 	}
 	return r

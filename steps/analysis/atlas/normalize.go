@@ -249,6 +249,9 @@ func fillPoint(row *schema.AtlasRow, p *schema.Point) {
 	if p.ClientBound.Bound() {
 		row.Flags = append(row.Flags, schema.FlagClientBound)
 	}
+	if p.OpenLoop != nil && !p.OpenLoop.RateMet {
+		row.Flags = append(row.Flags, schema.FlagRateShort)
+	}
 }
 
 // fillDCGM joins the cell's DCGM window means for this point and derives tokens per watt.

@@ -365,6 +365,9 @@ func (d *campaignData) search(cellID string) (*schema.PerfBenchSearch, error) {
 	if err := d.files.JSON(campaigndir.Sweep(cellID), &r); err != nil {
 		return nil, fmt.Errorf("%s: cell %s searched, but its probes are unreadable: %w", d.dir, cellID, err)
 	}
+	if r.Over == schema.SearchOverRate {
+		return nil, nil // a snapshot's knee is a concurrency: a rate search's knee is not carried (docs/search.md)
+	}
 	if r.KneeUnknown != "" {
 		return nil, fmt.Errorf("%s: cell %s's search stopped with its knee unknown (%s): resume the campaign once the endpoint answers, then take the snapshot", d.dir, cellID, r.KneeUnknown)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/redact"
@@ -29,6 +30,10 @@ type Resolved struct {
 	// deterministic mode (a test double; see sim.Virtual). Arguments: cell, phase,
 	// concurrency, request index, prompt tokens, output budget.
 	Virtual func(cell, phase string, concurrency, index, inputTokens, outputTokens int) schema.RequestRecord
+	// VirtualOpen answers an open-loop request of the same deterministic mode (sim.Virtual's
+	// OpenRecord): its user arrives at arrivals[index] of the point's schedule, cap is the
+	// in-flight cap (0: none). Nil: an open-loop point is answered by Virtual as a closed loop.
+	VirtualOpen func(cell, phase string, arrivals []time.Duration, cap, index, inputTokens, outputTokens int) schema.RequestRecord
 }
 
 // IsSim reports whether an endpoint URL asks for the built-in simulator.

@@ -206,6 +206,9 @@ func (s *Session) LoadShard(ctx context.Context, phase string, cfg loadgen.Confi
 	if s.Endpoint.Virtual == nil {
 		win = s.openWindow()
 	}
+	if cfg.Rate > 0 && s.Endpoint.VirtualOpen != nil {
+		return s.virtualOpen(ctx, phase, cfg, progress)
+	}
 	recs, err := loadgen.Run(ctx, cfg, func(ctx context.Context, i int) schema.RequestRecord {
 		return s.send(ctx, phase, cfg.Concurrency, sh.From+i, pending)
 	}, progress)
@@ -277,4 +280,35 @@ func cellID(t *engine.Task) string {
 		return ""
 	}
 	return t.Cell.ID
+}
+
+// virtualOpen runs an open-loop point against the deterministic simulator: its requests are
+// answered one after another in index order (the loop's looks and progress as usual), each
+// placed by the simulator on its virtual clock at its arrival of the point's seeded schedule
+// (loadgen.Schedule), so no wall-clock pacing is waited out and the point is a pure function
+// of the campaign; the records keep the simulator's schedule and cap-delays.
+func (s *Session) virtualOpen(ctx context.Context, phase string, cfg loadgen.Config, progress func(loadgen.Progress)) ([]schema.RequestRecord, error) {
+	arrivals := loadgen.Schedule(cfg)
+	type slot struct {
+		at      int64
+		delayed bool
+	}
+	sched := make([]slot, len(arrivals))
+	serial := cfg
+	serial.Rate, serial.Concurrency = 0, 1
+	recs, err := loadgen.Run(ctx, serial, func(ctx context.Context, i int) schema.RequestRecord {
+		p, err := s.Source.Prompt(i)
+		if err != nil {
+			return failed(i, phase, err)
+		}
+		rec := s.Endpoint.VirtualOpen(s.cell, phase, arrivals, cfg.Concurrency, i, p.InputTokens, p.OutputTokens)
+		sched[i] = slot{rec.ScheduledNs, rec.CapDelayed}
+		return rec
+	}, progress)
+	for k := range recs {
+		if i := recs[k].Index; i >= 0 && i < len(sched) {
+			recs[k].ScheduledNs, recs[k].CapDelayed = sched[i].at, sched[i].delayed
+		}
+	}
+	return recs, err
 }
