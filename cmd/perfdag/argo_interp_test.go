@@ -254,7 +254,7 @@ func recordKey(r *checkpoint.Record) string {
 // interpret runs the Workflow's entrypoint DAG; pod paths (artifacts, volume mounts) live
 // under root. It returns how many attempts it killed and each task's exit code (its last
 // attempt's). Only attempts with a retry left are killed.
-func interpret(t *testing.T, m *wfManifest, root, wfName string) (int, map[string]int) {
+func interpret(t *testing.T, m *wfManifest, root, wfName string, pods ...*podNet) (int, map[string]int) {
 	t.Helper()
 	tmpl := map[string]int{}
 	for i, tp := range m.Spec.Templates {
@@ -277,6 +277,10 @@ func interpret(t *testing.T, m *wfManifest, root, wfName string) (int, map[strin
 	done := make(chan string)
 	kills := 0
 	codes := map[string]int{}
+	env := []string{}
+	if len(pods) > 0 {
+		env = pods[0].secret
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	const workers = 2
 	running := 0
@@ -310,6 +314,23 @@ func interpret(t *testing.T, m *wfManifest, root, wfName string) (int, map[strin
 				params[p.Name] = p.Value
 			}
 			limit, _ := strconv.Atoi(tp.RetryStrategy.Limit)
+			if tp.DAG != nil { // a cell split over client pods
+				if len(pods) == 0 {
+					t.Fatalf("template %s is a DAG: pass the interpreter a pod network", tp.Name)
+				}
+				go func(name string, locks []string) {
+					ok, code := pods[0].runDAG(t, m, tmpl, tp, params, root, wfName, limit)
+					mu.Lock()
+					codes[name] = code
+					for _, l := range locks {
+						held[l] = false
+					}
+					state[name] = map[bool]string{true: "ok", false: "failed"}[ok]
+					mu.Unlock()
+					done <- name
+				}(task.Name, locks)
+				continue
+			}
 			local := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
 			for _, a := range tp.Inputs.Artifacts {
 				if err := os.MkdirAll(filepath.Dir(local(a.Path)), 0o755); err != nil {
@@ -336,6 +357,7 @@ func interpret(t *testing.T, m *wfManifest, root, wfName string) (int, map[strin
 				var ok bool
 				for attempt := 0; attempt <= limit; attempt++ {
 					cmd := perfdagChild(args...)
+					cmd.Env = append(cmd.Env, env...)
 					var out bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &out, &out
 					if err := cmd.Start(); err != nil {

@@ -72,7 +72,7 @@ func Listen(ctx context.Context, addr, token string, log io.Writer, ready func(n
 			}
 			return fmt.Errorf("accept a coordinator: %w", err)
 		}
-		if err := serveConn(ctx, conn, token); err != nil {
+		if err := serveConn(ctx, conn, token); err != nil && !errors.Is(err, errProbe) {
 			fmt.Fprintf(log, "perfdag shard: %s: %v\n", conn.RemoteAddr(), err)
 		}
 	}
@@ -94,6 +94,10 @@ func serveConn(ctx context.Context, conn net.Conn, token string) error {
 	return Serve(ctx, r, conn)
 }
 
+// errProbe is a connection closed without a byte: a readiness probe checking the port (every
+// second on Argo), not worth a log line.
+var errProbe = errors.New("closed without a word (a probe)")
+
 // accept sends a fresh nonce and checks the peer's answer against token.
 func accept(conn net.Conn, r *bufio.Reader, token string) error {
 	_ = conn.SetDeadline(time.Now().Add(authTimeout))
@@ -106,6 +110,9 @@ func accept(conn net.Conn, r *bufio.Reader, token string) error {
 		return err
 	}
 	line, err := r.ReadBytes('\n')
+	if errors.Is(err, io.EOF) && len(line) == 0 {
+		return errProbe
+	}
 	if err != nil {
 		return fmt.Errorf("refused: no answer to the challenge: %w", err)
 	}

@@ -114,13 +114,18 @@ func TestRemoteClients(t *testing.T) {
 	}
 }
 
-// TestRemoteClientRefusesStranger: a peer without the token gets a challenge and a closed
+// TestRemoteClientRefusesStranger: a readiness probe (connected, closed) is not logged; a peer without the token gets a challenge and a closed
 // connection, never a served spec (no records written); a coordinator with a wrong token
 // fails the point naming the client; the listener still serves its real coordinator after.
 func TestRemoteClientRefusesStranger(t *testing.T) {
 	srv := startSim(t, schema.SimConfig{TTFTMs: 2, TPOTMs: 0.5})
 	l := listen(t, "right")
 	specs := remoteSpecs(t, srv, 1)
+	probe, err := net.Dial("tcp", l.addr) // a readiness probe: connects, says nothing, leaves
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
 	conn, err := net.Dial("tcp", l.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +147,8 @@ func TestRemoteClientRefusesStranger(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(specs[0].Dir, filepath.FromSlash(specs[0].Records))); err == nil {
 		t.Error("records written for a peer without the token")
 	}
-	if got := strings.Count(l.log.String(), "refused: the peer does not hold the token (PERFDAG_SHARD_TOKEN)"); got != 2 {
-		t.Errorf("listener log: %q, want two refusals", l.log.String())
+	if got := strings.Count(l.log.String(), "refused: the peer does not hold the token (PERFDAG_SHARD_TOKEN)"); got != 2 || strings.Count(l.log.String(), "\n") != 2 {
+		t.Errorf("listener log: %q, want two refusals and no line for the probe", l.log.String())
 	}
 	if _, err := StartRemote(context.Background(), Remote{Addrs: []string{l.addr}, Token: "right"}, specs, nil); err != nil {
 		t.Errorf("the coordinator holding the token after two strangers: %v", err)
