@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 
 	"github.com/johnfercher/maroto/v2/pkg/components/col"
@@ -64,8 +65,10 @@ type doc struct {
 	redact  func(string) string
 	title   string
 	repeat  []fixedRow // rows re-added after a page break (a table header)
+	pages   int        // pages started so far: the PDF must have exactly as many
 }
 
+// fixedRow is a row and its height in millimetres, made by newRow.
 type fixedRow struct {
 	h float64
 	r core.Row
@@ -74,38 +77,57 @@ type fixedRow struct {
 // newPage starts a page with a title band.
 func (d *doc) newPage(title string) {
 	d.title, d.repeat = title, nil
+	d.startPage(title)
+}
+
+// startPage hands maroto a page that begins with the title band.
+func (d *doc) startPage(title string) {
+	d.pages++
 	d.m.AddPages(page.New().Add(d.titleRows(title)...))
 }
 
 func (d *doc) titleRows(title string) []core.Row {
-	band := row.New(9).Add(text.NewCol(gridSize, d.out(title), props.Text{
+	band := newRow(9).r.Add(text.NewCol(gridSize, d.out(title), props.Text{
 		Size: 13, Style: fontstyle.Bold, Color: &colorWhite, Top: 1.8, Left: 2.5,
 	})).WithStyle(&props.Cell{BackgroundColor: &colorTitleBand})
-	return []core.Row{band, row.New(2.5)}
+	return []core.Row{band, newRow(2.5).r}
+}
+
+// rowUnit is the step every row height is rounded up to: a power-of-two fraction of a
+// millimetre, so the sums of row heights maroto and gofpdf each keep are exact. maroto ends a
+// page with a filler row reaching exactly to gofpdf's page-break line; with heights such as
+// 4.3398611 mm the cursor's rounding error could leave that filler 1e-14 mm past the line, and
+// gofpdf then broke the page early, shifting every later page down by one.
+const rowUnit = 1.0 / 256
+
+// newRow is an empty row h millimetres tall, rounded up to rowUnit.
+func newRow(h float64) fixedRow {
+	h = math.Ceil(h/rowUnit-1e-6) * rowUnit
+	return fixedRow{h: h, r: row.New(h)}
 }
 
 // fits reports whether h more millimetres fit on the current page.
 func (d *doc) fits(h float64) bool { return d.m.FitlnCurrentPage(h + 0.5) }
 
 // add appends a row of known height, continuing on a new titled page when it does not fit.
-func (d *doc) add(h float64, r core.Row) {
-	if !d.fits(h) {
-		d.m.AddPages(page.New().Add(d.titleRows(d.title + " (continued)")...))
+func (d *doc) add(fr fixedRow) {
+	if !d.fits(fr.h) {
+		d.startPage(d.title + " (continued)")
 		for _, rr := range d.repeat {
 			d.m.AddRows(rr.r)
 		}
 	}
-	d.m.AddRows(r)
+	d.m.AddRows(fr.r)
 }
 
 // keep makes sure h millimetres fit before a block that must not be split (a heading and its table).
 func (d *doc) keep(h float64) {
 	if !d.fits(h) {
-		d.m.AddPages(page.New().Add(d.titleRows(d.title + " (continued)")...))
+		d.startPage(d.title + " (continued)")
 	}
 }
 
-func (d *doc) space(h float64) { d.add(h, row.New(h)) }
+func (d *doc) space(h float64) { d.add(newRow(h)) }
 
 // out prepares a string for the PDF: secrets redacted, then translated to the core fonts'
 // code page once here (the text family is "Arial", which maroto does not re-translate on
@@ -187,22 +209,26 @@ func (d *doc) para(s string, size float64, style fontstyle.Type, clr *props.Colo
 	s = d.out(s)
 	n := d.lines(s, size, style, contentW-2*cellPad)
 	lineH := size * mmPerPt * 1.18
-	h := float64(n)*lineH + 1.6
-	d.add(h, row.New(h).Add(text.NewCol(gridSize, s, props.Text{
+	fr := newRow(float64(n)*lineH + 1.6)
+	fr.r.Add(text.NewCol(gridSize, s, props.Text{
 		Size: size, Style: style, Color: clr, Left: cellPad, Right: cellPad, Top: 0.6,
 		VerticalPadding: lineH - size*mmPerPt,
-	})))
+	}))
+	d.add(fr)
 }
 
 // heading adds a section heading.
 func (d *doc) heading(s string) {
-	d.add(7, row.New(7).Add(text.NewCol(gridSize, d.out(s), props.Text{Size: 10.5, Style: fontstyle.Bold, Top: 2})))
+	fr := newRow(7)
+	fr.r.Add(text.NewCol(gridSize, d.out(s), props.Text{Size: 10.5, Style: fontstyle.Bold, Top: 2}))
+	d.add(fr)
 }
 
 // images adds the figures' PNGs side by side in equal columns, h millimetres tall; a nil
 // figure leaves its column empty (the last row of a grid of panels).
 func (d *doc) images(h float64, figs ...*figure) {
-	r := row.New(h)
+	fr := newRow(h)
+	r := fr.r
 	w := gridSize / len(figs)
 	for _, f := range figs {
 		if f == nil {
@@ -211,7 +237,7 @@ func (d *doc) images(h float64, figs ...*figure) {
 		}
 		r.Add(image.NewFromBytesCol(w, f.png, extension.Png, props.Rect{Center: true, Percent: 100}))
 	}
-	d.add(h, r)
+	d.add(fr)
 }
 
 // tcol is a table column: header text, width in grid units, alignment.
@@ -268,12 +294,12 @@ func (d *doc) table(cols []tcol, groups []tgroup, rows [][]tcell) {
 	}
 	d.keep(total + first)
 	for _, h := range header {
-		d.add(h.h, h.r)
+		d.add(h)
 	}
 	d.repeat = header
 	for _, r := range rows {
 		fr := d.tableRow(cols, r, fs)
-		d.add(fr.h, fr.r)
+		d.add(fr)
 	}
 	d.repeat = nil
 }
@@ -291,8 +317,7 @@ func (d *doc) tableRow(cols []tcol, cells []tcell, fs float64) fixedRow {
 		txt[i] = d.fitWords(d.out(c.text), fs, style, w)
 		n = max(n, d.lines(txt[i], fs, style, w))
 	}
-	h := float64(n)*lineH + 1.5
-	r := row.New(h)
+	fr := newRow(float64(n)*lineH + 1.5)
 	for i, c := range cells {
 		style := fontstyle.Normal
 		if c.bold {
@@ -310,9 +335,9 @@ func (d *doc) tableRow(cols []tcol, cells []tcell, fs float64) fixedRow {
 		if c.bg != nil {
 			st.BackgroundColor = c.bg
 		}
-		r.Add(cl.WithStyle(st))
+		fr.r.Add(cl.WithStyle(st))
 	}
-	return fixedRow{h: h, r: r}
+	return fr
 }
 
 // missing writes the one line a page shows when its data is absent.

@@ -69,6 +69,19 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 		campaign = in.Campaign.Campaign
 	}
 	redact := redactor(in)
+	d := newDoc(redact(v.opt.title), campaign, redact)
+	if err := emit(ctx, d, v, art); err != nil {
+		return nil, err
+	}
+	out, err := d.m.Generate()
+	if err != nil {
+		return nil, fmt.Errorf("report: generate pdf: %w", err)
+	}
+	return out.GetBytes(), nil
+}
+
+// newDoc starts an A4 document titled title (already redacted) whose footer names campaign.
+func newDoc(title, campaign string, redact func(string) string) *doc {
 	measure := gofpdf.New("P", "mm", "A4", "")
 	tr := measure.UnicodeTranslatorFromDescriptor("")
 	cfg := config.NewBuilder().
@@ -78,27 +91,19 @@ func Build(ctx context.Context, in Input) ([]byte, error) {
 		WithMaxGridSize(gridSize).
 		WithDefaultFont(&props.Font{Family: textFamily, Size: bodySize}).
 		WithCompression(true).
-		WithTitle(redact(v.opt.title), true).
+		WithTitle(title, true).
 		WithCreator("perfdag", true).
 		WithPageNumber(props.PageNumber{
 			Pattern: tr(sanitizeFooter(redact("perfdag report - "+campaign))) + " - page {current} of {total}",
 			Place:   props.Bottom, Size: 7, Color: &colorMuted,
 		}).
 		Build()
-	d := &doc{
+	return &doc{
 		m:       maroto.New(cfg),
 		measure: measure,
 		tr:      tr,
 		redact:  redact,
 	}
-	if err := emit(ctx, d, v, art); err != nil {
-		return nil, err
-	}
-	out, err := d.m.Generate()
-	if err != nil {
-		return nil, fmt.Errorf("report: generate pdf: %w", err)
-	}
-	return out.GetBytes(), nil
 }
 
 // pages are the report's page builders in Contents order; both renderers run them.
