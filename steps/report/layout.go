@@ -28,6 +28,8 @@ const (
 	marginBottom  = 15.0
 	mmPerPt       = 25.4 / 72
 	cellPad       = 1.0
+	pageBodyH     = 297 - marginTop - marginBottom // the height maroto fills on a page
+	titleH        = 9 + 2.5                        // a page's title band and the gap below it
 	bodySize      = 8.5
 	tableFontSize = 7.0
 )
@@ -134,9 +136,13 @@ func (d *doc) space(h float64) { d.add(newRow(h)) }
 // every call — its per-call translator setup dominated the render time).
 func (d *doc) out(s string) string { return d.tr(d.redact(s)) }
 
-// lines wraps s (already passed through out) the way maroto does, greedy on spaces, and
-// returns the line count.
+// lines wraps s (already passed through out) the way maroto does and returns the line count.
 func (d *doc) lines(s string, size float64, style fontstyle.Type, width float64) int {
+	return max(len(d.wrap(s, size, style, width)), 1)
+}
+
+// wrap breaks s (already passed through out) into lines the way maroto does: greedy on spaces.
+func (d *doc) wrap(s string, size float64, style fontstyle.Type, width float64) []string {
 	st := ""
 	if style == fontstyle.Bold {
 		st = "B"
@@ -144,7 +150,9 @@ func (d *doc) lines(s string, size float64, style fontstyle.Type, width float64)
 		st = "I"
 	}
 	d.measure.SetFont("Arial", st, size)
-	n, cur := 0, 0.0
+	var lines []string
+	var cur []string
+	curW := 0.0
 	space := d.measure.GetStringWidth(" ")
 	for _, w := range strings.Split(s, " ") {
 		if w == "" {
@@ -152,15 +160,19 @@ func (d *doc) lines(s string, size float64, style fontstyle.Type, width float64)
 		}
 		ww := d.measure.GetStringWidth(w)
 		switch {
-		case n == 0:
-			n, cur = 1, ww
-		case cur+space+ww <= width:
-			cur += space + ww
+		case len(cur) == 0:
+			cur, curW = []string{w}, ww
+		case curW+space+ww <= width:
+			cur, curW = append(cur, w), curW+space+ww
 		default:
-			n, cur = n+1, ww
+			lines = append(lines, strings.Join(cur, " "))
+			cur, curW = []string{w}, ww
 		}
 	}
-	return max(n, 1)
+	if len(cur) > 0 {
+		lines = append(lines, strings.Join(cur, " "))
+	}
+	return lines
 }
 
 // fitWords breaks any word wider than width (a long cell id, model name or URL) after its
@@ -204,10 +216,37 @@ func (d *doc) fitWords(s string, size float64, style fontstyle.Type, width float
 	return strings.Join(words, " ")
 }
 
-// para adds a wrapped paragraph across the page.
+// para adds a wrapped paragraph across the page. A paragraph taller than a page goes in
+// page-sized pieces: a row taller than an empty page would run past its foot, and gofpdf's
+// page break there would push every later page down by one.
 func (d *doc) para(s string, size float64, style fontstyle.Type, clr *props.Color) {
 	s = d.out(s)
-	n := d.lines(s, size, style, contentW-2*cellPad)
+	width := contentW - 2*cellPad
+	lineH := size * mmPerPt * 1.18
+	per := max(int((pageBodyH-titleH-1-1.6)/lineH), 1) // lines an empty continuation page holds
+	lines := d.wrap(s, size, style, width)
+	if len(lines) <= per {
+		d.paraRow(s, max(len(lines), 1), size, style, clr)
+		return
+	}
+	// The first piece fills what is left of this page (unless that is under three lines).
+	first := per
+	for first >= 3 && !d.fits(newRow(float64(first)*lineH+1.6).h) {
+		first--
+	}
+	if first < 3 {
+		first = per
+	}
+	for len(lines) > 0 {
+		n := min(first, len(lines))
+		first = per
+		d.paraRow(strings.Join(lines[:n], " "), n, size, style, clr)
+		lines = lines[n:]
+	}
+}
+
+// paraRow adds s, n lines once wrapped, as one row.
+func (d *doc) paraRow(s string, n int, size float64, style fontstyle.Type, clr *props.Color) {
 	lineH := size * mmPerPt * 1.18
 	fr := newRow(float64(n)*lineH + 1.6)
 	fr.r.Add(text.NewCol(gridSize, s, props.Text{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/perfdag/perfdag/steps/report"
@@ -52,6 +53,29 @@ func TestReportPagesWhenTheCoverSpills(t *testing.T) {
 				t.Errorf("%d cells: the cover does not spill onto page 2 (it opens %.40q), so this case tests nothing", n, second)
 			}
 		}
+	}
+}
+
+// TestReportPagesWithAParagraphLongerThanAPage: a campaign description longer than a page
+// continues over titled pages, every word of it on a page, and the pages after it keep their
+// own physical pages (it was one row taller than a page: drawn past the foot of an untitled
+// page, with the title bands after it on the wrong pages).
+func TestReportPagesWithAParagraphLongerThanAPage(t *testing.T) {
+	in := manyCells(0)
+	in.Campaign.Description = strings.Repeat("lorem ipsum dolor ", 1500)
+	out := filepath.Join(t.TempDir(), "long.pdf")
+	if err := report.Render(context.Background(), in, out); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, p := range report.Contents(in) {
+		if p.HasData {
+			titles = append(titles, p.Title)
+		}
+	}
+	report.CheckPhysicalPages(t, out, titles)
+	if got := strings.Count(pdfText(t, out), "lorem"); got != 1500 {
+		t.Errorf("the report holds %d of the description's 1500 words \"lorem\"", got)
 	}
 }
 
