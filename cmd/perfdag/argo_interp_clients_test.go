@@ -38,8 +38,8 @@ type podNet struct {
 	log      strings.Builder // what the DAGs' run tasks printed
 }
 
-// runDAG runs a DAG template as Argo does, retried as a whole up to limit: a daemon that
-// died fails the attempt even when the other tasks succeeded.
+// runDAG runs a DAG template as Argo does, retried as a whole up to limit while a task of
+// it fails.
 func (n *podNet) runDAG(t *testing.T, m *wfManifest, tmpl map[string]int, tp wfTemplate, params map[string]string, root, wfName string, limit int) (ok bool, code int) {
 	for range limit + 1 {
 		if ok, code = n.attempt(t, m, tmpl, tp, params, root, wfName); ok {
@@ -152,11 +152,11 @@ func (n *podNet) attempt(t *testing.T, m *wfManifest, tmpl map[string]int, tp wf
 		}
 		ok = ok && code == 0
 	}
-	// the DAG is over: its daemons are stopped; one that had died fails it
+	// the DAG is over: its daemons are stopped. One that had died does not fail it (Argo 3
+	// reports a failed daemon as succeeded): the run task's exit is what fails it.
 	for k, d := range daemons {
 		select {
 		case <-exited[k]:
-			ok = false
 		default:
 			_ = d.Process.Kill()
 			<-exited[k]
@@ -169,7 +169,8 @@ func (n *podNet) attempt(t *testing.T, m *wfManifest, tmpl map[string]int, tp wf
 // cell splits its points over 2 client pods, interpreted with its pods as processes on their
 // own loopback addresses (other tasks' attempts SIGKILLed at random and retried), measures
 // every point; one client pod SIGKILLed while a point runs fails that point — the run task
-// names the pod's address — and the DAG with it; its retry starts two new pods and measures
+// names the pod's address — and the run task exits 1, failing its DAG (the daemon's own death
+// does not: Argo 3 reports it succeeded); the DAG's retry starts two new pods and measures
 // again, whole, the failed point and those after it, reusing those before; the workflow ends
 // as one run would have (every task 0, every node succeeded).
 func TestArgoWorkflowClientPods(t *testing.T) {
@@ -215,6 +216,9 @@ func TestArgoWorkflowClientPods(t *testing.T) {
 	}
 	if pn.attempts != 2 || victim == "" {
 		t.Fatalf("%d attempts of the split cell's DAG (pod %q killed), want 2: the first failed by the kill\n%s", pn.attempts, victim, log)
+	}
+	if !strings.Contains(log, "== run attempt 0 of its DAG: exit 1\n") || !strings.Contains(log, "failed with one of its clients: this task fails, for its workflow to retry the slice with new client pods") {
+		t.Errorf("the first run task does not fail with its client:\n%s", log)
 	}
 	failed := regexp.MustCompile(`failed  run-shape\[split/(c\d)\] .*client 1 .*127\.77\.1\.2:7070.*the point is failed, not computed short of its load`).FindStringSubmatch(log)
 	if failed == nil {

@@ -96,6 +96,9 @@ func TestExportArgoClients(t *testing.T) {
 	if args := strings.Join(rt.Container.Args, " "); !strings.HasSuffix(args, "--slice --only-list {{inputs.parameters.only}} --clients-at {{inputs.parameters.clients}}") {
 		t.Errorf("run template's args: %s", args)
 	}
+	if rt.RetryStrategy.Limit != "" {
+		t.Errorf("the run task retries (%s) without new client pods: the DAG retries", rt.RetryStrategy.Limit)
+	}
 	if len(rt.Synchronization.Mutexes) != 0 {
 		t.Errorf("the run task takes %v again inside the DAG holding it", rt.Synchronization.Mutexes)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/engine/load"
+	enginerun "github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/measure/shard"
 )
@@ -217,7 +218,22 @@ func (a *app) execute(ctx context.Context, svc *campaign.Service, f *runFlags,
 		fmt.Fprintln(a.stderr, err)
 		return exit(campaign.CodeInterrupted, nil)
 	}
+	if err == nil && f.clientsAt != "" {
+		return clientsLost(a, out.Summary)
+	}
 	return err
+}
+
+// clientsLost fails a slice driving listening clients when one of its points failed with a
+// client: its workflow retries the slice with new client pods (a dead pod stays dead, and
+// Argo 3 reports a failed daemon as succeeded), resuming to measure that point again.
+func clientsLost(a *app, sum *enginerun.Summary) error {
+	for _, n := range sum.Nodes {
+		if n.Outcome == enginerun.OutFailed && shard.FailedWithClient(n.Reason) {
+			return exitf(ExitFailed, "%s failed with one of its clients: this task fails, for its workflow to retry the slice with new client pods", n.Node)
+		}
+	}
+	return nil
 }
 
 // interruptible cancels ctx on the first SIGINT/SIGTERM and exits at once on the second.

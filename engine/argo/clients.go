@@ -49,12 +49,14 @@ func clientTemplates(p *plan.Plan, s *Slice, tn string, locks []Mutex, env []Env
 	dag.Tasks = append(dag.Tasks, Task{Name: "run", Template: run, Dependencies: deps, Arguments: Arguments{Parameters: []Param{
 		{Name: "only", Value: "{{inputs.parameters.only}}"}, {Name: "clients", Value: strings.Join(addrs, ",")}}}})
 	out := []Template{
-		// a client pod that died fails the DAG: its retry starts new pods, and the run task
-		// resumes, measuring again the point that failed
+		// A point that failed with a client fails the run task (perfdag run --clients-at exits
+		// 1: a dead pod stays dead, and Argo 3 reports a failed daemon as succeeded), so the
+		// DAG fails; its retry starts new pods and a run task that resumes, measuring again
+		// the points that failed. The run task has no retry of its own: a retry needs pods.
 		{Name: tn, Inputs: &Inputs{Parameters: []Param{{Name: "only"}}}, Synchronization: synchronization(locks), RetryStrategy: retry(o), DAG: dag},
 		{Name: run, Inputs: &Inputs{Parameters: []Param{{Name: "only"}, {Name: "clients"}},
 			Artifacts: []Artifact{{Name: "campaign", Path: file, Raw: &Raw{Data: string(o.Source)}}}},
-			Container: sliceContainer(file, env, o, "--clients-at", "{{inputs.parameters.clients}}"), RetryStrategy: retry(o)},
+			Container: sliceContainer(file, env, o, "--clients-at", "{{inputs.parameters.clients}}")},
 	}
 	if !done[ShardClientTemplate] {
 		done[ShardClientTemplate] = true

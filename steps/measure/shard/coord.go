@@ -165,6 +165,14 @@ func start(ctx context.Context, launch func(context.Context, int, Spec) (*child,
 	return out, nil
 }
 
+// PointFailed ends the error of a point that failed with one of its clients: FailedWithClient
+// finds it in a node's recorded reason.
+const PointFailed = "the point is failed, not computed short of its load"
+
+// FailedWithClient says whether a failed node's reason is a client's failure: on Argo the run
+// task then fails, so that its DAG is retried with new client pods.
+func FailedWithClient(reason string) bool { return strings.Contains(reason, PointFailed) }
+
 // delay is the part's start after the agreed one.
 func (s Spec) delay() time.Duration {
 	if s.Part.Rate > 0 && s.Part.Arrival == loadgen.ArrivalConstant {
@@ -214,7 +222,7 @@ func connect(ctx context.Context, r Remote, k int, spec Spec) (*child, error) {
 	addr := r.Addrs[k]
 	conn, rd, err := dial(ctx, addr, r.Token)
 	if err != nil {
-		return nil, fmt.Errorf("client %d of %d at %s: %w; the point is failed, not computed short of its load (resume measures it again)", k, spec.Of, addr, err)
+		return nil, fmt.Errorf("client %d of %d at %s: %w; %s (resume measures it again)", k, spec.Of, addr, err, PointFailed)
 	}
 	tcp, _ := conn.(*net.TCPConn)
 	c := &child{k: k, who: func() string { return addr }, w: newLineWriter(conn), stdin: closeWriter{tcp, conn}, lines: make(chan up, 4),
@@ -336,7 +344,7 @@ func (c *child) failure(ctx context.Context, err error) error {
 	if s := strings.TrimSpace(c.stderr.String()); s != "" {
 		msg += ": " + s
 	}
-	return errors.New(msg + "; the point is failed, not computed short of its load (resume measures it again)")
+	return errors.New(msg + "; " + PointFailed + " (resume measures it again)")
 }
 
 // tail keeps the last max bytes written (a child's stderr).

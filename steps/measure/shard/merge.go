@@ -22,7 +22,7 @@ func Merge(dir string, specs []Spec, out Outcome) ([]schema.RequestRecord, *sche
 		}
 		p, so := spec.Part, out.Shards[k]
 		if len(recs) != p.Requests {
-			return nil, nil, fmt.Errorf("client %d's records in %s: %d, want its part's %d; the point is failed, not computed short of its load", k, spec.Records, len(recs), p.Requests)
+			return nil, nil, fmt.Errorf("client %d's records in %s: %d, want its part's %d; %s", k, spec.Records, len(recs), p.Requests, PointFailed)
 		}
 		for i := range recs {
 			if recs[i].Index < p.From || recs[i].Index >= p.From+p.Requests {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -110,7 +111,8 @@ func accept(conn net.Conn, r *bufio.Reader, token string) error {
 		return err
 	}
 	line, err := r.ReadBytes('\n')
-	if errors.Is(err, io.EOF) && len(line) == 0 {
+	// a probe leaving with the nonce unread resets the connection rather than closing it
+	if len(line) == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 		return errProbe
 	}
 	if err != nil {
@@ -125,7 +127,7 @@ func accept(conn net.Conn, r *bufio.Reader, token string) error {
 
 // dial connects to a listening client and answers its challenge.
 func dial(ctx context.Context, addr, token string) (net.Conn, *bufio.Reader, error) {
-	var d net.Dialer
+	d := net.Dialer{Timeout: authTimeout} // a dead pod's address may never answer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, err
