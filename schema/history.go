@@ -53,6 +53,12 @@ type Knee struct {
 	KneeHi  int    `json:"knee_hi"`
 	AtTop   bool   `json:"knee_at_top,omitempty"`
 	Unknown string `json:"knee_unknown,omitempty"`
+	// Over is "rate" for a search over request rate: its knee is KneeRate requests/s in
+	// [KneeRateLo, KneeRateHi] and Knee, KneeLo, KneeHi are 0.
+	Over       string  `json:"over,omitempty"`
+	KneeRate   float64 `json:"knee_rate,omitempty"`
+	KneeRateLo float64 `json:"knee_rate_lo,omitempty"`
+	KneeRateHi float64 `json:"knee_rate_hi,omitempty"`
 }
 
 // NewHistoryRow makes the history row of a judged run from its verdict, its directory and the
@@ -69,7 +75,14 @@ func NewHistoryRow(v *Verdict, dir string, sweeps []SweepResult) HistoryRow {
 			continue
 		}
 		lo, hi := s.KneeBand()
-		h.Knees = append(h.Knees, Knee{Cell: s.Cell, SLO: s.SLO, Knee: s.Knee, KneeLo: lo, KneeHi: hi, AtTop: s.KneeAtTop, Unknown: s.KneeUnknown})
+		k := Knee{Cell: s.Cell, SLO: s.SLO, Knee: s.Knee, KneeLo: lo, KneeHi: hi, AtTop: s.KneeAtTop, Unknown: s.KneeUnknown}
+		if s.Over == SearchOverRate {
+			k.Over, k.KneeRate, k.KneeRateLo, k.KneeRateHi = s.Over, s.KneeRate, s.KneeRateLo, s.KneeRateHi
+			if k.KneeRateLo == 0 && k.KneeRateHi == 0 {
+				k.KneeRateLo, k.KneeRateHi = s.KneeRate, s.KneeRate
+			}
+		}
+		h.Knees = append(h.Knees, k)
 	}
 	slices.SortFunc(h.Knees, func(a, b Knee) int { return strings.Compare(a.Cell, b.Cell) })
 	return h

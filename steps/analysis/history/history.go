@@ -109,6 +109,9 @@ type Annotator func(*History) error
 // KneeMetric names a searched cell's knee series.
 const KneeMetric = "knee"
 
+// KneeRateMetric names the knee series of a cell searched over request rate (requests/s).
+const KneeRateMetric = "knee_rate"
+
 // Metrics are the headline metrics a history keeps, by atlas field name, in the order the
 // table prints them: throughput, TTFT p50 and p95, ITL p50, and on a cell with slo: goodput
 // and attainment (a fraction).
@@ -206,6 +209,11 @@ func Build(campaign string, runs []Run, annotate ...Annotator) (*History, error)
 			if k.Unknown != "" {
 				continue
 			}
+			if k.Over == schema.SearchOverRate {
+				lo, hi := k.KneeRateLo, k.KneeRateHi
+				add(key{k.Cell, "", KneeRateMetric}, SeriesPoint{Run: r.ID, Time: r.Started, Value: k.KneeRate, Lo: &lo, Hi: &hi})
+				continue
+			}
 			lo, hi := float64(k.KneeLo), float64(k.KneeHi)
 			add(key{k.Cell, "", KneeMetric}, SeriesPoint{Run: r.ID, Time: r.Started, Value: float64(k.Knee), Lo: &lo, Hi: &hi})
 		}
@@ -218,7 +226,7 @@ func Build(campaign string, runs []Run, annotate ...Annotator) (*History, error)
 		}
 	}
 	rank := func(m string) int {
-		if m == KneeMetric {
+		if m == KneeMetric || m == KneeRateMetric {
 			return -1
 		}
 		return slices.Index(Metrics, m)

@@ -279,3 +279,27 @@ func TestTableAndMarks(t *testing.T) {
 		t.Error("an annotator's error was dropped")
 	}
 }
+
+// TestRateKneeSeries: a search over request rate puts its knee in a knee_rate series in
+// requests/s with its band, and the table names it by rate (a concurrency knee of 0 before).
+func TestRateKneeSeries(t *testing.T) {
+	sw := schema.SweepResult{Cell: "chat", Mode: schema.SweepSearch, SLO: "ttft_p50_ms <= 60", Over: schema.SearchOverRate,
+		FromRate: 1, ToRate: 64, KneeRate: 29.9, KneeRateLo: 28.4, KneeRateHi: 31.5}
+	v := &schema.Verdict{Campaign: "nightly", Verdict: "GREEN", Started: "2026-01-01T03:00:00Z"}
+	row := schema.NewHistoryRow(v, "/runs/a", []schema.SweepResult{sw})
+	h, err := Build("nightly", []Run{{ID: "a", HistoryRow: row, Points: []Point{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Series) != 1 || h.Series[0].Metric != KneeRateMetric || h.Series[0].Points[0].Value != 29.9 ||
+		*h.Series[0].Points[0].Lo != 28.4 || *h.Series[0].Points[0].Hi != 31.5 {
+		t.Fatalf("series %+v, want one knee_rate series at 29.9 in [28.4, 31.5]", h.Series)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, []*History{h}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "r29.9 (r28.4–r31.5)") {
+		t.Errorf("table lacks the rate knee:\n%s", b.String())
+	}
+}

@@ -6,7 +6,14 @@ import (
 	"fmt"
 
 	"github.com/perfdag/perfdag/schema"
-	"github.com/perfdag/perfdag/steps/lake"
+)
+
+// The lake tables history reads, as steps/lake names them (a layer above: the names are
+// repeated here, and TestLakeTableNames holds them equal).
+const (
+	historyTable  = schema.SchemaHistoryRow  // historyTable
+	campaignTable = schema.SchemaCampaignRow // campaignTable
+	atlasTable    = "atlas_v1"               // atlasTable
 )
 
 // Lake is what history reads of a lake (*lake.Lake).
@@ -37,21 +44,21 @@ func FromLake(ctx context.Context, l Lake, campaign string, annotate ...Annotato
 
 func lakeRun(ctx context.Context, l Lake, id string) (Run, error) {
 	var row schema.HistoryRow
-	if err := one(ctx, l, lake.HistoryTable, id, &row); err != nil {
+	if err := one(ctx, l, historyTable, id, &row); err != nil {
 		return Run{}, err
 	}
 	var c schema.CampaignRow
-	if err := one(ctx, l, lake.CampaignTable, id, &c); err != nil {
+	if err := one(ctx, l, campaignTable, id, &c); err != nil {
 		return Run{}, err
 	}
-	recs, err := l.Records(ctx, lake.AtlasTable, id)
+	recs, err := l.Records(ctx, atlasTable, id)
 	if err != nil {
 		return Run{}, err
 	}
 	rows := make([]schema.AtlasRow, len(recs))
 	for i, rec := range recs {
 		if err := json.Unmarshal([]byte(rec), &rows[i]); err != nil {
-			return Run{}, fmt.Errorf("%s row_json: %w", lake.AtlasTable, err)
+			return Run{}, fmt.Errorf("%s row_json: %w", atlasTable, err)
 		}
 	}
 	v := versionsOf(nil, rows)

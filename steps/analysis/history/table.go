@@ -62,7 +62,7 @@ func writeOne(w io.Writer, h *History) error {
 		fmt.Fprintln(tw, "RUN\tCELL\tKNEE\tSLO")
 		for _, r := range h.Runs {
 			for _, k := range r.Knees {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, k.Cell, knee(k.Knee, k.KneeLo, k.KneeHi, k.AtTop, k.Unknown), k.SLO)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, k.Cell, kneeOf(k), k.SLO)
 			}
 		}
 		if err := tw.Flush(); err != nil {
@@ -125,6 +125,25 @@ func writeOne(w io.Writer, h *History) error {
 		}
 	}
 	return nil
+}
+
+// kneeOf writes a knee as its search found it: a concurrency (c37 (c36–c38)) or a request
+// rate (r29.9 (r28.4–r31.5)).
+func kneeOf(k schema.Knee) string {
+	if k.Over != schema.SearchOverRate || k.Unknown != "" {
+		return knee(k.Knee, k.KneeLo, k.KneeHi, k.AtTop, k.Unknown)
+	}
+	s := "r" + schema.FormatRate(k.KneeRate)
+	if k.KneeRate == 0 {
+		s = "none"
+	}
+	if k.KneeRateLo != k.KneeRateHi {
+		s += fmt.Sprintf(" (r%s–r%s)", schema.FormatRate(k.KneeRateLo), schema.FormatRate(k.KneeRateHi))
+	}
+	if k.AtTop {
+		s += " at the top of the range"
+	}
+	return s
 }
 
 func knee(k, lo, hi int, atTop bool, unknown string) string {
