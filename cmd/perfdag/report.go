@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/render"
 	"github.com/perfdag/perfdag/steps/report"
@@ -44,11 +43,7 @@ re-render DIR's own report.pdf, leave out --out. Each names a file in a folder t
 				return exitf(ExitUsage, "--out and --html both name %s: the HTML would replace the PDF; name two files", out)
 			}
 			if out == "" && htmlOut == "" {
-				svc, err := a.service()
-				if err != nil {
-					return err
-				}
-				res, err := svc.Rerun(cmd.Context(), dir, render.Kind.Name, campaign.RunOptions{})
+				res, err := a.rerender(cmd.Context(), dir)
 				if err != nil {
 					return err
 				}
@@ -68,6 +63,7 @@ re-render DIR's own report.pdf, leave out --out. Each names a file in a folder t
 			if err != nil {
 				return err
 			}
+			in.Trend = a.trendOf(cmd.Context(), dir, f.Spec)
 			if out != "" {
 				if err := report.Render(cmd.Context(), in, out); err != nil {
 					return err

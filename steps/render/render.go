@@ -12,6 +12,7 @@ import (
 	"github.com/perfdag/perfdag/engine/plural"
 
 	"github.com/perfdag/perfdag/engine"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/report"
 )
@@ -31,6 +32,19 @@ var Kind = engine.Kind{
 			"source": c.Source, "settle": c.Settle, "cells": c.Cells, "endpoints": c.Endpoints}
 	},
 	Run: run,
+}
+
+// TrendFunc reads a scheduled run's trend (its campaign's last runs, from the scheduler's
+// state outside the run's directory); nil when the run is not judged yet.
+type TrendFunc func(ctx context.Context, dir string, c *schema.Campaign) *report.Trend
+
+type trendKey struct{}
+
+// WithTrend has the render steps run under ctx draw a scheduled run's trend page from f: the
+// caller re-rendering a judged run (perfdag report DIR, the scheduler once the verdict is
+// final) knows where its history is; a campaign's own run does not.
+func WithTrend(ctx context.Context, f TrendFunc) context.Context {
+	return context.WithValue(ctx, trendKey{}, f)
 }
 
 // Result counts the PDF's pages and lists the sections without data, and passes the evidence on (strict-publish reads it).
@@ -53,6 +67,9 @@ func run(ctx context.Context, t *engine.Task) (engine.Result, error) {
 	in, err := Input(ctx, t.Files, ev, t.Campaign, t.Verdicts)
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("load the campaign's results: %w", err)
+	}
+	if f, ok := ctx.Value(trendKey{}).(TrendFunc); ok && t.Campaign != nil && t.Campaign.Schedule != nil {
+		in.Trend = f(ctx, t.Dir, t.Campaign)
 	}
 	rel := campaigndir.Report()
 	pages, err := report.RenderPages(ctx, in, campaigndir.Abs(t.Dir, rel))

@@ -80,7 +80,7 @@ func (d *htmlDoc) svgSeries(in []charts.Series) []svgchart.Series {
 	for _, s := range in {
 		pts := make([]svgchart.Point, len(s.Points))
 		for i, p := range s.Points {
-			pts[i] = svgchart.Point{X: p.X, Y: p.Y, Label: d.redact(p.Label), Tip: d.redact(p.Tip)}
+			pts[i] = svgchart.Point{X: p.X, Y: p.Y, Label: d.redact(p.Label), Tip: d.redact(p.Tip), Lo: p.Lo, Hi: p.Hi}
 		}
 		out = append(out, svgchart.Series{Name: d.redact(s.Name), Color: s.Color, Marker: svgchart.Marker(s.Marker),
 			Hollow: s.Hollow, Line: s.Line, Dashed: s.Dashed, NoLegend: s.NoLegend, Points: pts})

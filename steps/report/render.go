@@ -109,7 +109,7 @@ func newDoc(title, campaign string, redact func(string) string) *doc {
 // pages are the report's page builders in Contents order; both renderers run them.
 func pages() []func(sink, *view, *artwork) {
 	return []func(sink, *view, *artwork){
-		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage, goodputPage,
+		coverPage, scatterPage, heatmapPage, aaPage, tpmPage, dcgmPage, rooflinePage, championPage, specPage, comparePage, frontierPage, goodputPage, trendPage,
 	}
 }
 

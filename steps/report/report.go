@@ -9,6 +9,8 @@ package report
 import (
 	"slices"
 
+	"github.com/perfdag/perfdag/steps/analysis/history"
+
 	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
@@ -34,6 +36,18 @@ type Input struct {
 	// the cover's TTFT error bar. CalibrationErr says why a calibration.json present was not used.
 	Calibration    *schema.Calibration
 	CalibrationErr string
+	// Trend is a scheduled run's campaign over its last runs, ending at this one: read by the
+	// caller from the scheduler's state once the run is judged, never by the report itself.
+	Trend *Trend
+}
+
+// Trend is what the trend page draws: the window's history (change points marked) and which
+// of its runs this report is about.
+type Trend struct {
+	History *history.History
+	Run     string // the run's id (history.Run.ID)
+	// Note says why a scheduled run has no trend (its state could not be read).
+	Note string
 }
 
 // Page titles: every page starts with one (continuation pages add "(continued)").
@@ -50,6 +64,7 @@ const (
 	TitleCompare  = "Measured vs imported"
 	TitleFrontier = "SLO frontier"
 	TitleGoodput  = "Goodput under per-request SLOs"
+	TitleTrend    = "Trend over the last scheduled runs"
 )
 
 // missingCompare is the side-by-side page's line when no measured and imported points match.
@@ -84,6 +99,7 @@ func Contents(in Input) []PageInfo {
 		{Title: TitleCompare, HasData: len(compareGroups(in)) > 0, Missing: missingCompare},
 		{Title: TitleFrontier, HasData: len(in.Sweeps) > 0, Missing: "No SLO search or early-stopping sweep in this campaign.", Optional: true},
 		{Title: TitleGoodput, HasData: len(goodputRows(v.rows)) > 0, Missing: missingGoodput, Optional: true},
+		{Title: TitleTrend, HasData: hasTrend(in), Missing: missingTrend(in), Optional: in.Campaign == nil || in.Campaign.Schedule == nil},
 	}
 }
 

@@ -95,6 +95,9 @@ type HookOptions struct {
 	// Publish, when set, is called with a judged run's campaign directory once its verdict is
 	// final: a run its pipeline published goes to the lake again, now with its verdict.
 	Publish func(ctx context.Context, dir string) error
+	// Rerender, when set, is called with a judged run's campaign directory once its verdict is
+	// final, before Publish: the run's report is drawn again, now with its trend page.
+	Rerender func(ctx context.Context, dir string) error
 }
 
 // Hook is the schedule.Hook of scheduled campaigns: it judges every finished run against its
@@ -141,6 +144,11 @@ func (h *Hook) AfterRun(ctx context.Context, r schedule.Run) {
 		}
 		if dir != "" {
 			_, _ = WriteVerdict(dir, v) // now with the on_red outcome
+		}
+	}
+	if dir != "" && h.o.Rerender != nil && r.Outcome == schedule.Succeeded {
+		if err := h.o.Rerender(ctx, dir); err != nil {
+			h.warn(r.Campaign, fmt.Errorf("re-render the judged run's report: %w", err))
 		}
 	}
 	if dir != "" && h.o.Publish != nil {

@@ -28,6 +28,8 @@ type Point struct {
 	X, Y  float64
 	Label string
 	Tip   string
+	// Lo and Hi, when both set, bound Y's interval: drawn as an error bar.
+	Lo, Hi *float64
 }
 
 // Series is one named set of points drawn in one colour and marker.
@@ -145,17 +147,30 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 	labels.fs = fs - 1.5
 	for _, s := range ch.Series {
 		xys := make(plotter.XYs, 0, len(s.Points))
+		var bars errBars
 		for _, pt := range s.Points {
 			if !usable(pt.X, ch.X.Log) || !usable(pt.Y, ch.Y.Log) {
 				continue
 			}
 			xys = append(xys, plotter.XY{X: pt.X, Y: pt.Y})
+			if pt.Lo != nil && pt.Hi != nil && usable(*pt.Lo, ch.Y.Log) && usable(*pt.Hi, ch.Y.Log) && *pt.Hi >= *pt.Lo {
+				bars.XYs = append(bars.XYs, plotter.XY{X: pt.X, Y: pt.Y})
+				bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{pt.Y - *pt.Lo, *pt.Hi - pt.Y})
+			}
 			if pt.Label != "" {
 				labels.reqs = append(labels.reqs, labelPoint{x: pt.X, y: pt.Y, text: pt.Label, color: s.Color})
 			}
 		}
 		if len(xys) == 0 {
 			continue
+		}
+		if len(bars.XYs) > 0 {
+			eb, err := plotter.NewYErrorBars(bars)
+			if err != nil {
+				return nil, fmt.Errorf("series %q: %w", s.Name, err)
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width = s.Color, vg.Points(0.7)
+			p.Add(eb)
 		}
 		n += len(xys)
 		if s.Line && len(xys) > 1 {
@@ -209,6 +224,12 @@ func (ch Chart) plot(fs vg.Length) (*plot.Plot, error) {
 	niceLinear(&p.X, ch.X)
 	niceLinear(&p.Y, ch.Y)
 	return p, nil
+}
+
+// errBars are a series' points with their intervals (plotter.YErrorBars reads them).
+type errBars struct {
+	plotter.XYs
+	plotter.YErrors
 }
 
 // widenLog gives a log axis a positive, non-empty range: gonum pads an empty range (one point)

@@ -31,6 +31,8 @@ type Point struct {
 	X, Y  float64
 	Label string
 	Tip   string
+	// Lo and Hi, when both set, bound Y's interval: drawn as an error bar.
+	Lo, Hi *float64
 }
 
 // Series is one named set of points drawn in one colour and marker.

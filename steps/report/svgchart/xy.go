@@ -48,6 +48,9 @@ func (ch XY) SVG() template.HTML {
 			if finite(p.X, ch.X.Log) && finite(p.Y, ch.Y.Log) {
 				xs, ys = append(xs, p.X), append(ys, p.Y)
 				drawable++
+				if lo, hi, ok := errBar(p, ch.Y.Log); ok {
+					ys = append(ys, lo, hi)
+				}
 			}
 		}
 	}
@@ -143,6 +146,10 @@ func (c *canvas) series(si int, s Series, sx, sy scale, xa, ya Axis) {
 		}
 		x, y := sx.at(p.X), sy.at(p.Y)
 		tip := []string{s.Name, xa.Label + ": " + Exact(p.X), ya.Label + ": " + Exact(p.Y)}
+		if lo, hi, ok := errBar(p, ya.Log); ok {
+			c.printf(`<path class="err" d="M%.1f %.1fV%.1fM%.1f %.1fh6M%.1f %.1fh6" stroke="%s" fill="none"/>`, x, sy.at(lo), sy.at(hi), x-3, sy.at(lo), x-3, sy.at(hi), col)
+			tip = append(tip, "95 % interval: ["+Exact(lo)+", "+Exact(hi)+"]")
+		}
 		if p.Tip != "" {
 			tip = append(tip, p.Tip)
 		}
@@ -195,4 +202,12 @@ func (c *canvas) span(sp XSpan, f frame, sx scale, xa Axis) {
 	tip := fmt.Sprintf("%s: %s to %s", sp.Name, Exact(sp.X0), Exact(sp.X1))
 	c.printf(`<g %s><title>%s</title><rect class="span" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="%s"/></g>`,
 		tipAttrs(tip, [2]string{"x0", Exact(sp.X0)}, [2]string{"x1", Exact(sp.X1)}), esc(tip), x0, f.y0, x1-x0, f.y1-f.y0, hex(sp.Color), spanOpacity)
+}
+
+// errBar is a point's interval when it has one that can be drawn.
+func errBar(p Point, log bool) (lo, hi float64, ok bool) {
+	if p.Lo == nil || p.Hi == nil || !finite(*p.Lo, log) || !finite(*p.Hi, log) || *p.Hi < *p.Lo {
+		return 0, 0, false
+	}
+	return *p.Lo, *p.Hi, true
 }
