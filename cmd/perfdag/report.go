@@ -20,7 +20,8 @@ func (a *app) reportCmd() *cobra.Command {
 		Long: `Report renders the PDF a stakeholder reads from what DIR's steps recorded — the coverage
 line, the verdict, the caveats and the source under test on the cover; scatter panes per
 max_num_batched_tokens; heatmap tables; the AA page; TPM and cost; DCGM; the roofline; the
-champion; spec decode. A page whose data is missing says so in one line.
+champion; spec decode; for a judged scheduled run, the trend of its campaign's last 10 runs
+(read from the scheduler's state beside DIR). A page whose data is missing says so in one line.
 
 Without --out it re-runs the campaign's render step (after a perfdag upgrade, say), so the
 journal records the new report; it refuses when anything else would have to run first. With

@@ -314,7 +314,7 @@ func newVerdictHook(a *app, camps []*baseline.Scheduled, f *scheduleFlags) *verd
 	h.Hook = baseline.NewHook(camps, baseline.HookOptions{Registry: f.registry, StateDir: f.state, Open: a.open, Exec: exec.RunSpec,
 		Warn:   func(campaign string, err error) { fmt.Fprintf(a.stderr, "%s: %v\n", campaign, err) },
 		Report: h.report, Publish: a.republish,
-		Rerender: func(ctx context.Context, dir string) error { _, err := a.rerender(ctx, dir); return err }})
+		Rerender: a.rerenderJudged})
 	return h
 }
 

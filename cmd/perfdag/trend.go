@@ -53,3 +53,18 @@ func (a *app) rerender(ctx context.Context, dir string) (*campaign.Outcome, erro
 	}
 	return svc.Rerun(render.WithTrend(ctx, a.trendOf), dir, render.Kind.Name, campaign.RunOptions{})
 }
+
+// rerenderJudged re-renders a judged scheduled run's report with its trend page, then brings
+// the steps downstream of render up to date (a strict-publish reads the new report), so the
+// run stays a finished campaign that history and publishing read.
+func (a *app) rerenderJudged(ctx context.Context, dir string) error {
+	if _, err := a.rerender(ctx, dir); err != nil {
+		return err
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	_, err = svc.Resume(render.WithTrend(ctx, a.trendOf), dir, campaign.RunOptions{})
+	return err
+}
