@@ -21,11 +21,13 @@ import (
 const missingTrendNote = "A scheduled run's trend is drawn when its verdict is written (perfdag report DIR re-renders it)."
 
 // trendMetrics are the series the trend page draws per cell, with their axis labels: the
-// headline throughput and TTFT at each load, and a searched cell's knee.
+// headline throughput and TTFT at each load, and a searched cell's knee (over concurrency or
+// request rate).
 var trendMetrics = []struct{ metric, label string }{
 	{"output_tok_s", "output tok/s"},
 	{"ttft_p50_ms", "TTFT p50 (ms)"},
-	{history.KneeMetric, "knee"},
+	{history.KneeMetric, "knee (concurrency)"},
+	{history.KneeRateMetric, "knee (req/s)"},
 }
 
 func hasTrend(in Input) bool {

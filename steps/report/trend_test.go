@@ -28,7 +28,7 @@ func trendInput(t *testing.T) report.Input {
 			ttft, thr = 130, 760
 		}
 		row := schema.HistoryRow{Campaign: "aa-partial", Started: fmt.Sprintf("2026-12-0%dT03:00:00Z", i+1), Verdict: "GREEN",
-			Knees: []schema.Knee{{Cell: "aa-1k", Knee: 10 + i%2, KneeLo: 8, KneeHi: 12}}}
+			Knees: []schema.Knee{{Cell: "aa-1k", Knee: 10 + i%2, KneeLo: 8, KneeHi: 12}, {Cell: "aa-10k", Over: "rate", KneeRate: 2.5 + float64(i%2)/10, KneeRateLo: 2.3, KneeRateHi: 2.7}}}
 		if i == 7 {
 			row.Verdict, row.DriftChanges = "RED", 1
 		}
@@ -88,6 +88,17 @@ func TestTrendPage(t *testing.T) {
 	}
 	if os.Getenv("PERFDAG_TREND_PDF") != "" {
 		_ = os.WriteFile(os.Getenv("PERFDAG_TREND_PDF"), mustRead(t, out), 0o644)
+	}
+	// the HTML sink draws the same charts: the rate search's knee in req/s among them
+	htmlOut := filepath.Join(t.TempDir(), "r.html")
+	if err := report.RenderHTML(context.Background(), in, htmlOut); err != nil {
+		t.Fatal(err)
+	}
+	html := string(mustRead(t, htmlOut))
+	for _, want := range []string{"aa-10k: knee (req/s)", `data-x="2" data-y="2.6"`, "aa-1k: TTFT p50 (ms)", "95 % interval: [126, 135]"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the HTML trend page lacks %q", want)
+		}
 	}
 	in.Trend = nil
 	p := report.Contents(in)[len(contents)-1]
