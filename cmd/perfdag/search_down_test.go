@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -138,7 +140,7 @@ func TestSearchServerDiesMidSearch(t *testing.T) {
 		t.Fatalf("resume with the server back: %v\n%s", err, b)
 	}
 	if !regexp.MustCompile(`run-shape\[knee/c16\] c16: 32/32 ok`).Match(b) || !regexp.MustCompile(`out in .*: 8 ran, 1 reused\n`).Match(b) {
-		t.Errorf("resume did not re-measure c16 and reuse c1:\n%s", b)
+		t.Errorf("resume did not re-measure c16 and reuse c1:\n%s\nc16's failed requests: %s", b, failedRequests(out, "knee", schema.Conc(16)))
 	}
 	ref := filepath.Join(dir, "ref")
 	if b, err := perfdagChild("run", path, "--out", ref).CombinedOutput(); err != nil {
@@ -220,4 +222,21 @@ func TestSearchProbeWithoutPoint(t *testing.T) {
 	if r.Knee != 0 || !slices.Equal(probeSet(r), []int{1, 16}) || !r.Probes[1].NoEvidence || r.Probes[1].Status != "failed" {
 		t.Fatalf("sweep_probes.json: knee %d unknown %q probes %+v; want c1, then c16 without a point and the knee unknown", r.Knee, r.KneeUnknown, r.Probes)
 	}
+}
+
+// failedRequests lists a point's failed requests (class and message) from its records.jsonl,
+// for a failure message: which errors a run met says why it met them.
+func failedRequests(dir, cell string, load schema.Load) string {
+	b, err := os.ReadFile(campaigndir.Abs(dir, campaigndir.Records(cell, load)))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var r schema.RequestRecord
+		if json.Unmarshal([]byte(line), &r) == nil && r.ErrorClass != "" {
+			out = append(out, r.ErrorClass+": "+r.Error)
+		}
+	}
+	return strings.Join(out, "; ")
 }
