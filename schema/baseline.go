@@ -52,6 +52,25 @@ type PerfBenchSearch struct {
 	KneeLo int   `json:"knee_lo,omitempty"`
 	KneeHi int   `json:"knee_hi,omitempty"`
 	Probes []int `json:"probes"` // concurrencies probed, in order
+	// Over is "rate" for a search over request rate: its bounds FromRate..ToRate on a grid of
+	// ResolutionPct, its knee KneeRate in [KneeRateLo, KneeRateHi] requests/s, its probes by key
+	// in ProbeLoads (r29.9913, r16-cap64); the concurrency fields are then 0 and empty.
+	Over          string   `json:"over,omitempty"`
+	FromRate      float64  `json:"from_rate,omitempty"`
+	ToRate        float64  `json:"to_rate,omitempty"`
+	ResolutionPct float64  `json:"resolution_pct,omitempty"`
+	KneeRate      float64  `json:"knee_rate,omitempty"`
+	KneeRateLo    float64  `json:"knee_rate_lo,omitempty"`
+	KneeRateHi    float64  `json:"knee_rate_hi,omitempty"`
+	ProbeLoads    []string `json:"probe_loads,omitempty"`
+}
+
+// RateBand is a rate search's knee band in requests/s, [KneeRate, KneeRate] without one.
+func (s *PerfBenchSearch) RateBand() (lo, hi float64) {
+	if s.KneeRateLo == 0 && s.KneeRateHi == 0 {
+		return s.KneeRate, s.KneeRate
+	}
+	return s.KneeRateLo, s.KneeRateHi
 }
 
 // Band is the search's knee band [lo, hi], [Knee, Knee] for a snapshot without one.

@@ -61,6 +61,7 @@ var rules = [...]Rule{
 	{"gpu_cache_usage_perc_peak", 5, UnitPoints, HigherIsWorse, "capacity ceiling proxy"},
 	{KernelClassPrefix, 3, UnitPoints, HigherIsWorse, "kernel-class share of GPU time drift"},
 	{KneeMetric, 10, UnitPercent, LowerIsWorse, "perfdag addition: a searched cell's knee, the highest concurrency meeting its SLO (RED also needs a drop of more than one step)"},
+	{KneeRateMetric, 10, UnitPercent, LowerIsWorse, "perfdag addition: a cell searched over request rate, its knee in requests/s (RED also needs a drop of more than one step of its grid)"},
 	{"cpu_spinpoll_pct", 5, UnitPoints, HigherIsWorse, "busy-wait IPC regression"},
 }
 
@@ -226,7 +227,7 @@ func Diff(base, cur *schema.PerfBench, tol Tolerances) (*schema.BaselineDiff, er
 		case !inBase:
 			d.Notes = append(d.Notes, fmt.Sprintf("%s is new (not in the baseline): not compared", pt.load.Label()))
 			continue
-		case !inCur && !pt.load.IsRate() && probedOnlyByBase(base, cur, pt.load.Concurrency):
+		case !inCur && probedOnlyByBase(base, cur, pt.load):
 			d.Notes = append(d.Notes, fmt.Sprintf("%s was probed by the baseline's search only: not compared", pt.load.Label()))
 			continue
 		case !inCur:

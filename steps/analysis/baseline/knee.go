@@ -13,8 +13,14 @@ const KneeMetric = "slo_knee_concurrency"
 // probedOnlyByBase reports whether concurrency c is missing from the current run only because
 // its search, unlike the baseline's, did not need it: two searches of one cell probe different
 // points when the answer moved, and that is not a point that failed to run.
-func probedOnlyByBase(base, cur *schema.PerfBench, c int) bool {
-	return base.Search != nil && cur.Search != nil && slices.Contains(base.Search.Probes, c)
+func probedOnlyByBase(base, cur *schema.PerfBench, l schema.Load) bool {
+	if base.Search == nil || cur.Search == nil {
+		return false
+	}
+	if l.IsRate() {
+		return slices.Contains(base.Search.ProbeLoads, l.Key())
+	}
+	return slices.Contains(base.Search.Probes, l.Concurrency)
 }
 
 // kneeRow compares two searches' knees as bands (a knee whose probes were all decided is a band
@@ -32,6 +38,12 @@ func kneeRow(d *schema.BaselineDiff, base, cur *schema.PerfBenchSearch, tol Tole
 		return
 	case base.SLO != cur.SLO:
 		d.Notes = append(d.Notes, fmt.Sprintf("the SLO changed (%q, was %q): knees not compared", cur.SLO, base.SLO))
+		return
+	case base.Over != cur.Over:
+		d.Notes = append(d.Notes, "one run searched over concurrency and the other over request rate: knees not compared")
+		return
+	case cur.Over == schema.SearchOverRate:
+		kneeRateRow(d, base, cur, tol)
 		return
 	}
 	b, c := float64(base.Knee), float64(cur.Knee)
@@ -77,4 +89,60 @@ func bandOf(s *schema.PerfBenchSearch) string {
 		return end(s.Knee)
 	}
 	return fmt.Sprintf("%s (%s–%s)", end(s.Knee), end(lo), end(hi))
+}
+
+// KneeRateMetric names the diff row of a knee searched over request rate.
+const KneeRateMetric = "slo_knee_rate"
+
+// kneeRateRow is kneeRow for two searches over request rate: RED when the current band lies
+// wholly below the baseline's by more than the tolerance and by more than one step of the grid
+// (its resolution), or when no rate meets the SLO any more; NOTE when the knee fell beyond the
+// tolerance but the bands overlap or lie within it.
+func kneeRateRow(d *schema.BaselineDiff, base, cur *schema.PerfBenchSearch, tol Tolerances) {
+	b, c := base.KneeRate, cur.KneeRate
+	row := compare(KneeRateMetric, &b, &c, tol)
+	bLo, bHi := base.RateBand()
+	cLo, cHi := cur.RateBand()
+	banded := bLo != bHi || cLo != cHi
+	if banded {
+		row.Change = &schema.Interval{Lo: cLo - bHi, Hi: cHi - bLo, Method: "knee bands"}
+		if b > 0 {
+			row.ChangePct = &schema.Interval{Lo: 100 * row.Change.Lo / b, Hi: 100 * row.Change.Hi / b, Method: "knee bands"}
+		}
+	}
+	step := max(base.ResolutionPct, cur.ResolutionPct)
+	gapPct := 0.0
+	if bLo > 0 {
+		gapPct = 100 * (bLo - cHi) / bLo
+	}
+	beyond := bLo > 0 && gapPct > row.Tolerance+1e-9*max(1, row.Tolerance) && gapPct > step+1e-9
+	switch {
+	case bLo > 0 && cLo == 0 && cHi == 0:
+		row.Verdict, row.Note = Red, fmt.Sprintf("no rate from %s/s meets the SLO now", schema.FormatRate(cur.FromRate))
+	case beyond:
+		row.Verdict, row.Note = Red, fmt.Sprintf("knee fell from %s to %s under %s", rateBandOf(base), rateBandOf(cur), cur.SLO)
+	case row.Verdict == Red && !banded && 100*(b-c)/b <= step+1e-9:
+		row.Verdict, row.Note = Green, "within one step of the grid"
+	case row.Verdict == Red:
+		row.Verdict, row.Note = WithinNoise, fmt.Sprintf("knee fell from %s to %s, but the bands overlap or lie within the tolerance: not told from the searches' uncertainty", rateBandOf(base), rateBandOf(cur))
+	}
+	if cur.AtTop || base.AtTop {
+		d.Notes = append(d.Notes, fmt.Sprintf("a search's upper bound met the SLO (knee at %s or %s is a lower bound)", rateBandOf(base), rateBandOf(cur)))
+	}
+	d.Rows = append(d.Rows, row)
+}
+
+// rateBandOf writes a rate search's knee with its band: "r29.9", or "r29.9 (r28.4–r31.5)".
+func rateBandOf(s *schema.PerfBenchSearch) string {
+	end := func(r float64) string {
+		if r == 0 {
+			return "none"
+		}
+		return "r" + schema.FormatRate(r)
+	}
+	lo, hi := s.RateBand()
+	if lo == hi {
+		return end(s.KneeRate)
+	}
+	return fmt.Sprintf("%s (%s–%s)", end(s.KneeRate), end(lo), end(hi))
 }

@@ -168,3 +168,56 @@ func TestSnapshotSearchBand(t *testing.T) {
 		}
 	}
 }
+
+// rateSearched is a cell searched over request rate: identical points at the probes (keys of
+// uncapped rates), the given knee in requests/s with its band.
+func rateSearched(slo string, knee, lo, hi float64, probes ...float64) *schema.PerfBench {
+	m := map[string]schema.PerfBenchPoint{}
+	var keys []string
+	for _, r := range probes {
+		k := schema.RateAt(r, 0).Key()
+		m[k] = point(100*r, 50, 0)
+		keys = append(keys, k)
+	}
+	d := doc(m)
+	d.Search = &schema.PerfBenchSearch{SLO: slo, Over: schema.SearchOverRate, FromRate: 1, ToRate: 64, ResolutionPct: 2,
+		KneeRate: knee, KneeRateLo: lo, KneeRateHi: hi, ProbeLoads: keys, Probes: []int{}}
+	return d
+}
+
+// TestRateKneeDiff: two searches over request rate compare their knees in requests/s — RED when
+// the current band lies below the baseline's by more than the tolerance (10 %) and a grid step,
+// NOTE when the bands overlap, GREEN within a step — and a rate probed by one search only is not
+// a point missing from the other (before, a rate search's knee was not in the snapshot and every
+// moved probe was RED "not measured in the current run").
+func TestRateKneeDiff(t *testing.T) {
+	const slo = "ttft_p50_ms <= 250"
+	cases := []struct {
+		name             string
+		base, cur        *schema.PerfBench
+		verdict, kneeRow string
+	}{
+		{"same knee, other probes", rateSearched(slo, 29.9, 0, 0, 1, 64, 8, 29.9, 31.1), rateSearched(slo, 29.9, 0, 0, 1, 64, 8, 29.9, 30.5), Green, Green},
+		{"within one step", rateSearched(slo, 29.9, 0, 0, 1, 64, 29.9), rateSearched(slo, 29.4, 0, 0, 1, 64, 29.4), Green, Green},
+		{"knee fell 20 %", rateSearched(slo, 30, 0, 0, 1, 64, 30), rateSearched(slo, 24, 0, 0, 1, 64, 24), Red, Red},
+		{"bands overlap", rateSearched(slo, 30, 26, 31, 1, 64, 30), rateSearched(slo, 24, 22, 27, 1, 64, 24), Green, WithinNoise},
+		{"no rate meets it now", rateSearched(slo, 30, 0, 0, 1, 64, 30), rateSearched(slo, 0, 0, 0, 1), Red, Red},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Diff(tc.base, tc.cur, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var row *schema.DiffRow
+			for i := range d.Rows {
+				if d.Rows[i].Metric == KneeRateMetric {
+					row = &d.Rows[i]
+				}
+			}
+			if d.Verdict != tc.verdict || row == nil || row.Verdict != tc.kneeRow {
+				t.Errorf("verdict %s, knee row %+v; want %s, %s (rows %+v, notes %q)", d.Verdict, row, tc.verdict, tc.kneeRow, d.Rows, d.Notes)
+			}
+		})
+	}
+}

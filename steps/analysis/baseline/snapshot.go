@@ -365,11 +365,19 @@ func (d *campaignData) search(cellID string) (*schema.PerfBenchSearch, error) {
 	if err := d.files.JSON(campaigndir.Sweep(cellID), &r); err != nil {
 		return nil, fmt.Errorf("%s: cell %s searched, but its probes are unreadable: %w", d.dir, cellID, err)
 	}
-	if r.Over == schema.SearchOverRate {
-		return nil, nil // a snapshot's knee is a concurrency: a rate search's knee is not carried (docs/search.md)
-	}
 	if r.KneeUnknown != "" {
 		return nil, fmt.Errorf("%s: cell %s's search stopped with its knee unknown (%s): resume the campaign once the endpoint answers, then take the snapshot", d.dir, cellID, r.KneeUnknown)
+	}
+	if r.Over == schema.SearchOverRate {
+		s := &schema.PerfBenchSearch{SLO: r.SLO, Over: r.Over, FromRate: r.FromRate, ToRate: r.ToRate, ResolutionPct: r.ResolutionPct,
+			KneeRate: r.KneeRate, AtTop: r.KneeAtTop, Probes: []int{}}
+		if r.KneeRateLo != r.KneeRateHi {
+			s.KneeRateLo, s.KneeRateHi = r.KneeRateLo, r.KneeRateHi
+		}
+		for _, p := range r.Probes {
+			s.ProbeLoads = append(s.ProbeLoads, p.PointLoad().Key())
+		}
+		return s, nil
 	}
 	s := &schema.PerfBenchSearch{SLO: r.SLO, From: r.From, To: r.To, Knee: r.Knee, AtTop: r.KneeAtTop}
 	if lo, hi := r.KneeBand(); lo != hi {

@@ -16,7 +16,7 @@ var diffMetric = map[string]struct {
 }{
 	"output_tok_s": {"throughput_toks_per_s", 1}, "ttft_p50_ms": {"ttft_p50_ms", 1}, "ttft_p95_ms": {"ttft_p95_ms", 1},
 	"itl_p50_ms": {"itl_p50_ms", 1}, "goodput_req_s": {"goodput_req_s", 1}, "slo_attainment": {"slo_attainment_pct", 0.01},
-	KneeMetric: {"slo_knee_concurrency", 1},
+	KneeMetric: {"slo_knee_concurrency", 1}, KneeRateMetric: {"slo_knee_rate", 1},
 }
 
 // BaselineValues are the values the registered baseline held for a judged run, by the
@@ -39,7 +39,7 @@ func BaselineValues(v *schema.Verdict) map[Key]float64 {
 		}
 		load := r.Load
 		switch {
-		case m == KneeMetric:
+		case m == KneeMetric || m == KneeRateMetric:
 			load = ""
 		case load == "" && r.Concurrency > 0:
 			load = schema.Conc(r.Concurrency).Key()
