@@ -212,13 +212,19 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 			labels[ri] = runLabel(run.Started, "15:04:05")
 		}
 	}
-	var charts []histChart
+	// a series measured in fewer than half the runs (a point only some nights' searches probed)
+	// is drawn under a fold, so the series every run measured lead the page
+	var charts, sparse []histChart
 	for _, se := range h.Series {
-		charts = append(charts, histChart{Cell: se.Cell, Load: se.Load, Metric: se.Metric,
-			SVG: trendOf(se, h, at, labels, baselines, byRun, -1)})
+		c := histChart{Cell: se.Cell, Load: se.Load, Metric: se.Metric, SVG: trendOf(se, h, at, labels, baselines, byRun, -1)}
+		if knee := se.Metric == history.KneeMetric || se.Metric == history.KneeRateMetric; !knee && 2*len(se.Points) < len(h.Runs) {
+			sparse = append(sparse, c)
+			continue
+		}
+		charts = append(charts, c)
 	}
 	slices.Reverse(runs) // the table reads newest first
-	s.render(w, "history.html", map[string]any{"Title": "history of " + e.Campaign, "E": e, "H": h, "Charts": charts, "Runs": runs})
+	s.render(w, "history.html", map[string]any{"Title": "history of " + e.Campaign, "E": e, "H": h, "Charts": charts, "Sparse": sparse, "Runs": runs})
 }
 
 // trendOf draws one series over the history's runs.
