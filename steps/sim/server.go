@@ -13,6 +13,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,7 +109,11 @@ type Server struct {
 	stop   chan struct{}
 	closed atomic.Bool
 	served chan struct{}
+	busy   sync.WaitGroup // handlers running: Close waits for them (bounded) so their truths are recorded
 }
+
+// closeWait bounds how long Close waits for running handlers once their streams are released.
+const closeWait = 10 * time.Second
 
 // Start serves a simulator on 127.0.0.1 at a free port until ctx ends or Close is called.
 func Start(ctx context.Context, cfg schema.SimConfig, model string) (*Server, error) {
@@ -142,8 +147,12 @@ func StartListener(ctx context.Context, ln net.Listener, cfg schema.SimConfig, m
 }
 
 func serve(ctx context.Context, ln net.Listener, s *Sim, stop chan struct{}) *Server {
-	srv := &Server{Sim: s, ln: ln, stop: stop, served: make(chan struct{}),
-		srv: &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}}
+	srv := &Server{Sim: s, ln: ln, stop: stop, served: make(chan struct{})}
+	srv.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.busy.Add(1)
+		defer srv.busy.Done()
+		s.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() {
 		defer close(srv.served)
 		_ = srv.srv.Serve(ln)
@@ -163,6 +172,13 @@ func (s *Server) Close() {
 	close(s.stop)
 	_ = s.srv.Close()
 	<-s.served
+	// the released handlers record their truths as they return (Served after Close sees them)
+	done := make(chan struct{})
+	go func() { s.busy.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
 }
 
 // ListenAndServe runs a simulator on addr until ctx ends (`perfdag sim --addr`); it returns
