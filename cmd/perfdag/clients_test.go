@@ -168,12 +168,13 @@ const attempts = 3
 
 // looseMs is what the clients' TTFT and ITL may differ by when every attempt missed 0.5 ms:
 // two windows' medians compared unpaired moved by 0.7–0.8 ms between runs on this 2-core
-// machine, quiet or testing two packages at once; the 0.5 ms bound is then logged, while this
-// one, the counts and the throughput still hold.
-const looseMs = 3
+// machine when quiet, and four client processes sharing its cores with another package's tests
+// (CI) added 4 ms; the 0.5 ms bound is then logged, while this one (a clock shift applied
+// wrongly moves a TTFT by far more), the counts and the throughput still hold.
+const looseMs = 10
 
 // tightOnly prefixes a difference beyond 0.5 ms but within looseMs.
-const tightOnly = "(beyond 0.5 ms, within 3) "
+const tightOnly = "(beyond 0.5 ms, within 10) "
 
 // compare words how a split point's numbers differ from one client's at the same load, each
 // against the simulator's truth for its own requests (on a shared machine the server's own
@@ -239,7 +240,7 @@ func untilCompared(t *testing.T, attempt func(*testing.T) (problems []string, bu
 		}
 		if tightOnlyMisses && busy == "" {
 			// two windows' medians, unpaired, move by up to ~0.8 ms on a quiet 2-core machine
-			busy = "a difference within 3 ms (two windows' medians)"
+			busy = "a difference within 10 ms (two windows' medians, cores shared)"
 		}
 		if busy == "" || a == attempts {
 			for _, p := range problems {
