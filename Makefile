@@ -5,7 +5,7 @@ BIN      := bin/perfdag
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: build test ci bench lint demo fuzz schema clean
+.PHONY: build test ci bench lint demo fuzz fuzz-ci schema clean
 
 build: ## build bin/perfdag
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfdag
@@ -43,15 +43,32 @@ bench: ## performance targets live here, never in timed tests
 
 FUZZTIME ?= 30s
 
-fuzz: ## a short fuzzing pass (FUZZTIME each) over the loader, the SSE reader, the chunk readers, the request body, the metrics parser and every perfdag serve route; .ci/run runs it with FUZZTIME=10s
-	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) ./engine/load
-	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
-	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime $(FUZZTIME) ./steps/measure/sse
-	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
-	$(GO) test -run "^$$" -fuzz "^FuzzSkeletonSlot$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
-	$(GO) test -run "^$$" -fuzz "^FuzzPrepareBody$$" -fuzztime $(FUZZTIME) ./steps/measure/openai
+# fuzz-ci's budgets: executions, not seconds. A -fuzztime in seconds can fail a clean target
+# with "context deadline exceeded" when the deadline races a worker (golang/go#75804, fixed in
+# Go 1.27; it failed CI on FuzzReaderBounded); a count has no deadline to race. Each is about
+# 8 s of fuzzing on the 2-core VM when quiet (rates measured there: 300 to 65,000 execs/s).
+FUZZ_BUDGETS = FUZZ_LOAD=20000x FUZZ_READER=200000x FUZZ_READER_BOUNDED=500000x FUZZ_PARSE_CHUNK=40000x \
+	FUZZ_SKELETON_SLOT=25000x FUZZ_PREPARE_BODY=20000x FUZZ_SERVE=2500x
+FUZZ_LOAD ?= $(FUZZTIME)
+FUZZ_READER ?= $(FUZZTIME)
+FUZZ_READER_BOUNDED ?= $(FUZZTIME)
+FUZZ_PARSE_CHUNK ?= $(FUZZTIME)
+FUZZ_SKELETON_SLOT ?= $(FUZZTIME)
+FUZZ_PREPARE_BODY ?= $(FUZZTIME)
+FUZZ_SERVE ?= $(FUZZTIME)
+
+fuzz: ## a short fuzzing pass (FUZZTIME each) over the loader, the SSE reader, the chunk readers, the request body, the metrics parser and every perfdag serve route
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZ_LOAD) ./engine/load
+	$(GO) test -run '^$$' -fuzz "^FuzzReader$$" -fuzztime $(FUZZ_READER) ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzReaderBounded$$" -fuzztime $(FUZZ_READER_BOUNDED) ./steps/measure/sse
+	$(GO) test -run "^$$" -fuzz "^FuzzParseChunk$$" -fuzztime $(FUZZ_PARSE_CHUNK) ./steps/measure/openai
+	$(GO) test -run "^$$" -fuzz "^FuzzSkeletonSlot$$" -fuzztime $(FUZZ_SKELETON_SLOT) ./steps/measure/openai
+	$(GO) test -run "^$$" -fuzz "^FuzzPrepareBody$$" -fuzztime $(FUZZ_PREPARE_BODY) ./steps/measure/openai
 	@# every serve route's path, query and headers against a fixture campaign: no panic, no hang, no allocation over a bound
-	$(GO) test -run "^$$" -fuzz "^FuzzServe$$" -fuzztime $(FUZZTIME) ./steps/webui
+	$(GO) test -run "^$$" -fuzz "^FuzzServe$$" -fuzztime $(FUZZ_SERVE) ./steps/webui
+
+fuzz-ci: ## what .ci/run runs after the tests: the fuzz pass with execution budgets (no wall-clock deadline to race)
+	$(MAKE) fuzz $(FUZZ_BUDGETS)
 
 demo: build ## run the quickstart campaign against the built-in simulator
 	./$(BIN) run pipelines/quickstart.yaml
