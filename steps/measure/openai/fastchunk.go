@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -144,6 +145,25 @@ func (f *fastDecoder) skipValue() bool {
 	return f.dec.SkipValue() == nil
 }
 
+// member reads one member's name. A name of names (its index returned) is marked seen — a
+// repeat fails the read, as encoding/json would keep the last — and a null value is read
+// (null true); any other name's value is skipped (index -1).
+func (f *fastDecoder) member(names []string, seen []bool) (i int, null, ok bool) {
+	tok, ok := f.name()
+	if !ok {
+		return -1, false, false
+	}
+	name := tok.String()
+	if i = slices.Index(names, name); i < 0 {
+		return -1, false, f.skip(name, names)
+	}
+	if seen[i] {
+		return -1, false, false
+	}
+	seen[i] = true
+	return i, f.null(), true
+}
+
 // null reads a null and reports whether the value was one.
 func (f *fastDecoder) null() bool {
 	if f.dec.PeekKind() != 'n' {
@@ -277,35 +297,11 @@ func (f *fastDecoder) deltaObject(d *wireDelta, which int) bool {
 	}
 	var seen [4]bool
 	for f.dec.PeekKind() != '}' {
-		tok, ok := f.name()
-		if !ok {
+		i, null, ok := f.member(deltaNames, seen[:])
+		switch {
+		case !ok || i == 3 && !null: // tool_calls: only a null is read here
 			return false
-		}
-		i := -1
-		switch name := tok.String(); name {
-		case "content":
-			i = 0
-		case "reasoning_content":
-			i = 1
-		case "reasoning":
-			i = 2
-		case "tool_calls":
-			if seen[3] || !f.null() {
-				return false
-			}
-			seen[3] = true
-			continue
-		default:
-			if !f.skip(name, deltaNames) {
-				return false
-			}
-			continue
-		}
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
-		if f.null() {
+		case i < 0 || null || i == 3:
 			continue
 		}
 		raw, ok := f.strValue()

@@ -15,31 +15,11 @@ func (f *fastDecoder) usage(w *wireChunk) bool {
 	u := &wireUsage{}
 	var seen [4]bool
 	for f.dec.PeekKind() != '}' {
-		tok, ok := f.name()
+		i, null, ok := f.member(usageNames, seen[:])
 		if !ok {
 			return false
 		}
-		i := -1
-		switch name := tok.String(); name {
-		case "prompt_tokens":
-			i = 0
-		case "completion_tokens":
-			i = 1
-		case "completion_tokens_details":
-			i = 2
-		case "prompt_tokens_details":
-			i = 3
-		default:
-			if !f.skip(name, usageNames) {
-				return false
-			}
-			continue
-		}
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
-		if f.null() {
+		if i < 0 || null {
 			continue
 		}
 		switch i {
