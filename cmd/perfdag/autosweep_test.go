@@ -161,28 +161,7 @@ func TestAutoSweepRealTimeResumes(t *testing.T) {
 		{syscall.SIGKILL, events.NodeEnd, "scrape-spec[", 5},
 	} {
 		t.Run(strings.ReplaceAll(s.String(), " ", "_"), func(t *testing.T) {
-			var st propStats
-			base := filepath.Join(t.TempDir(), strconv.Itoa(i))
-			dir := filepath.Join(base, "out")
-			cmd := perfdagChild("run", "c.yaml", "--out", dir)
-			cmd.Dir = propWriteDir(t, base, src)
-			cmd.Env = append(cmd.Env, signalAtEnv+"="+s.String())
-			out, _ := cmd.CombinedOutput()
-			if !stoppedBy(cmd, s.sig) {
-				t.Fatalf("the interrupted run ended %v, want it stopped by the signal:\n%s", cmd.ProcessState, out)
-			}
-			before := finalState(t, dir)
-			runs := propRunIDs(t, dir)
-			if code, out := propRun(base, &st, "resume", dir); code != 0 {
-				t.Fatalf("the first resume exited %d:\n%s", code, out)
-			}
-			ran, _ := propRan(t, dir, runs)
-			for id, r := range before {
-				after := before[strings.Replace(id, "run-shape[", "scrape-spec[", 1)]
-				if r.Kind == "run-shape" && r.Status == checkpoint.Succeeded && after != nil && after.Status == checkpoint.Succeeded && ran[id] {
-					t.Errorf("%s was measured again, though its point group had finished before the stop", id)
-				}
-			}
+			dir := stopAndResume(t, filepath.Join(t.TempDir(), strconv.Itoa(i)), src, s)
 			for id, r := range finalState(t, dir) {
 				if r.Status != checkpoint.Succeeded {
 					t.Errorf("%s ended %s", id, r.Status)

@@ -174,6 +174,22 @@ func sweepInterrupts(t *testing.T, pdftotext, src string, probes []string, pick 
 // sweepStopResume runs the campaign in base, stopped at s, resumes it once and compares the
 // outcome with the uninterrupted run's in refDir.
 func sweepStopResume(t *testing.T, base, src string, s stopAt, refDir string, outputs []campaignOutput, want map[string]string) {
+	dir := stopAndResume(t, base, src, s)
+	if n := sameFiles(t, refDir, dir, sweepVolatile); n < 15 {
+		t.Errorf("compared only %d files", n)
+	}
+	for _, o := range outputs {
+		if got := propNormalize(o.get(t, base, dir), base); got != want[o.what] {
+			t.Errorf("%s after the first resume differs from the uninterrupted run's:\n%s", o.what, propDiff(got, want[o.what]))
+		}
+	}
+}
+
+// stopAndResume runs the campaign src in base (its directory base/out) stopped at s and resumes
+// it once, which must exit 0 without measuring again a point whose group (its run-shape and
+// scrape-spec) had finished before the stop; it returns the campaign directory.
+func stopAndResume(t *testing.T, base, src string, s stopAt) string {
+	t.Helper()
 	var st propStats
 	dir := filepath.Join(base, "out")
 	cmd := perfdagChild("run", "c.yaml", "--out", dir)
@@ -185,8 +201,7 @@ func sweepStopResume(t *testing.T, base, src string, s stopAt, refDir string, ou
 	}
 	before := finalState(t, dir)
 	runs := propRunIDs(t, dir)
-	code, resumed := propRun(base, &st, "resume", dir)
-	if code != 0 {
+	if code, resumed := propRun(base, &st, "resume", dir); code != 0 {
 		t.Fatalf("the first resume exited %d:\n%s", code, resumed)
 	}
 	ran, _ := propRan(t, dir, runs)
@@ -196,14 +211,7 @@ func sweepStopResume(t *testing.T, base, src string, s stopAt, refDir string, ou
 			t.Errorf("%s was measured again, though its point group had finished before the stop", id)
 		}
 	}
-	if n := sameFiles(t, refDir, dir, sweepVolatile); n < 15 {
-		t.Errorf("compared only %d files", n)
-	}
-	for _, o := range outputs {
-		if got := propNormalize(o.get(t, base, dir), base); got != want[o.what] {
-			t.Errorf("%s after the first resume differs from the uninterrupted run's:\n%s", o.what, propDiff(got, want[o.what]))
-		}
-	}
+	return dir
 }
 
 // sweepVolatile are the files two runs of one campaign legitimately write apart (run ids,
