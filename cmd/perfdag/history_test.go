@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/analysis/history"
 	"github.com/perfdag/perfdag/steps/testkit"
 	"github.com/perfdag/perfdag/steps/testkit/laketest"
@@ -219,6 +220,30 @@ func TestScheduledRunPublishedWithItsVerdict(t *testing.T) {
 		a, _ := json.MarshalIndent(fromDirs.Campaigns, "", " ")
 		b, _ := json.MarshalIndent(fromLake.Campaigns, "", " ")
 		t.Errorf("history from the lake differs from the directories':\n%s", firstDiff(string(a), string(b)))
+	}
+
+	// perfdag report DIR re-renders the judged run's report and publishes it again, so the run
+	// stays a finished campaign: its history (from the directories and the lake) is unchanged
+	// and nothing of it is left out of date
+	dir := fromDirs.Campaigns[0].Runs[0].Dir
+	rep := perfdagChild("report", dir)
+	var stderr strings.Builder
+	rep.Stderr = &stderr
+	if out, err := rep.Output(); err != nil || strings.TrimSpace(string(out)) != campaigndir.Abs(dir, campaigndir.Report()) ||
+		!strings.Contains(stderr.String(), "\nstrict-publish: published 8 rows to sqlite://") {
+		t.Fatalf("report DIR: %v\n%s%s", err, out, stderr.String())
+	}
+	if st, err := perfdagChild("status", dir).CombinedOutput(); err != nil || strings.Contains(string(st), "stale") || !strings.Contains(string(st), "): 10 succeeded\n") {
+		t.Errorf("status after report DIR: %v\n%s", err, st)
+	}
+	again := readHistory(t, "history", file, "--root", root, "--json")
+	if !reflect.DeepEqual(again.Campaigns, fromDirs.Campaigns) {
+		a, _ := json.MarshalIndent(fromDirs.Campaigns, "", " ")
+		b, _ := json.MarshalIndent(again.Campaigns, "", " ")
+		t.Errorf("history after report DIR differs:\n%s", firstDiff(string(a), string(b)))
+	}
+	if lake := readHistory(t, "history", file, "--lake", "sqlite://"+filepath.Join(work, "lake.db"), "--json"); !reflect.DeepEqual(lake.Campaigns, fromDirs.Campaigns) {
+		t.Error("the lake's history after report DIR differs from the directories'")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfdag/perfdag/engine/run"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 	"github.com/perfdag/perfdag/steps/render"
 	"github.com/perfdag/perfdag/steps/report"
@@ -24,7 +25,9 @@ champion; spec decode; for a judged scheduled run, the trend of its campaign's l
 (read from the scheduler's state beside DIR). A page whose data is missing says so in one line.
 
 Without --out it re-runs the campaign's render step (after a perfdag upgrade, say), so the
-journal records the new report; it refuses when anything else would have to run first. With
+journal records the new report, and then the steps after render the new report puts out of
+date (strict-publish publishes it again), so DIR stays a finished campaign that history,
+baselines and publishing read; it refuses when anything else would have to run first. With
 --out it writes the PDF there and leaves DIR as it is. Either way a directory whose results
 no longer match its campaign file is refused: finish it with 'perfdag resume DIR'.
 
@@ -49,7 +52,7 @@ re-render DIR's own report.pdf, leave out --out. Each names a file in a folder t
 					return err
 				}
 				for _, n := range res.Summary.Nodes {
-					if n.Kind == render.Kind.Name {
+					if n.Kind == render.Kind.Name || n.Outcome == run.OutRan {
 						fmt.Fprintf(a.stderr, "%s: %s\n", n.Node, n.Summary)
 					}
 				}

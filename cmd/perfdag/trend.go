@@ -44,8 +44,10 @@ func (a *app) trendOf(ctx context.Context, dir string, c *schema.Campaign) *repo
 	return &report.Trend{History: h, Run: strictpublish.CampaignID(abs(dir), c.Campaign)}
 }
 
-// rerender re-runs a campaign directory's render step in place (perfdag report DIR): a judged
-// scheduled run's report gains its trend page.
+// rerender re-runs a campaign directory's render step in place (perfdag report DIR), and the
+// steps after it its new report puts out of date (a strict-publish reads it), so the directory
+// stays a finished campaign that history and publishing read: a judged scheduled run's report
+// gains its trend page.
 func (a *app) rerender(ctx context.Context, dir string) (*campaign.Outcome, error) {
 	svc, err := a.service()
 	if err != nil {
@@ -54,17 +56,9 @@ func (a *app) rerender(ctx context.Context, dir string) (*campaign.Outcome, erro
 	return svc.Rerun(render.WithTrend(ctx, a.trendOf), dir, render.Kind.Name, campaign.RunOptions{})
 }
 
-// rerenderJudged re-renders a judged scheduled run's report with its trend page, then brings
-// the steps downstream of render up to date (a strict-publish reads the new report), so the
-// run stays a finished campaign that history and publishing read.
+// rerenderJudged re-renders a judged scheduled run's report with its trend page (the
+// scheduler's hook, once the verdict is final).
 func (a *app) rerenderJudged(ctx context.Context, dir string) error {
-	if _, err := a.rerender(ctx, dir); err != nil {
-		return err
-	}
-	svc, err := a.service()
-	if err != nil {
-		return err
-	}
-	_, err = svc.Resume(render.WithTrend(ctx, a.trendOf), dir, campaign.RunOptions{})
+	_, err := a.rerender(ctx, dir)
 	return err
 }

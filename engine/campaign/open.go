@@ -66,29 +66,44 @@ func (in *Inspection) Finished() (campaigndir.Finished, error) {
 }
 
 // Rerun runs every node of one kind again in dir (re-rendering a report after an upgrade),
-// from its inputs as recorded: when anything else would have to run first — the results are
-// stale or unfinished — it refuses instead of measuring again.
+// from its inputs as recorded, and then the nodes downstream of them that its new outputs put
+// out of date (a strict-publish of the new report), so the directory stays a finished
+// campaign; when anything else would have to run first — the results are stale or unfinished —
+// it refuses instead of measuring again.
 func (s *Service) Rerun(ctx context.Context, dir, kind string, o RunOptions) (*Outcome, error) {
 	c, _, err := s.Frozen(dir)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for _, n := range c.Plan.Nodes {
-		if n.Step.Kind.Name == kind && n.Skip == "" {
+	var ids, downstream []string
+	after := map[string]bool{}
+	for _, n := range c.Plan.Nodes { // topological order: a node's needs come before it
+		if n.Skip != "" {
+			continue
+		}
+		if n.Step.Kind.Name == kind {
 			ids = append(ids, n.ID)
+			after[n.ID] = true
+			continue
+		}
+		for _, d := range n.Deps {
+			if after[d.Node.ID] {
+				after[n.ID] = true
+				downstream = append(downstream, n.ID)
+				break
+			}
 		}
 	}
 	if len(ids) == 0 {
 		return nil, Coded(CodeUsage, fmt.Errorf("campaign %s has no %s step", c.Spec().Campaign, kind))
 	}
-	o.Only, o.Force = ids, ids
+	o.Only, o.Force = append(slices.Clone(ids), downstream...), ids
 	dec, err := s.DryRun(c, dir, o)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dec {
-		if d.Action == run.ActRun && !slices.Contains(ids, d.Node) {
+		if d.Action == run.ActRun && !after[d.Node] {
 			return nil, Coded(CodeFailed, fmt.Errorf("%s would have to run first (%s): finish the campaign with 'perfdag resume %s'",
 				d.Node, strings.Join(d.Reasons, "; "), dir))
 		}
