@@ -66,14 +66,21 @@ func (in *Inspection) Finished() (campaigndir.Finished, error) {
 }
 
 // Rerun runs every node of one kind again in dir (re-rendering a report after an upgrade),
-// from its inputs as recorded, and then the nodes downstream of them that its new outputs put
-// out of date (a strict-publish of the new report), so the directory stays a finished
-// campaign; when anything else would have to run first — the results are stale or unfinished —
+// from its inputs as recorded, and then the nodes downstream of them that had succeeded and its
+// new outputs put out of date (a strict-publish of the new report), so the directory stays a
+// finished campaign; when anything else would have to run first — the results are stale or unfinished —
 // it refuses instead of measuring again.
 func (s *Service) Rerun(ctx context.Context, dir, kind string, o RunOptions) (*Outcome, error) {
-	c, _, err := s.Frozen(dir)
+	in, err := s.Inspect(dir)
 	if err != nil {
 		return nil, err
+	}
+	c := in.Compiled
+	// a downstream node runs again only if it had succeeded: a failed one stays as it was, for
+	// resume to retry
+	succeeded := map[string]bool{}
+	for _, n := range in.State.Nodes {
+		succeeded[n.Node] = n.State == run.StateSucceeded
 	}
 	var ids, downstream []string
 	after := map[string]bool{}
@@ -89,7 +96,9 @@ func (s *Service) Rerun(ctx context.Context, dir, kind string, o RunOptions) (*O
 		for _, d := range n.Deps {
 			if after[d.Node.ID] {
 				after[n.ID] = true
-				downstream = append(downstream, n.ID)
+				if succeeded[n.ID] {
+					downstream = append(downstream, n.ID)
+				}
 				break
 			}
 		}
