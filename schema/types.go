@@ -91,20 +91,25 @@ func (c *Count) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&v); err != nil {
 		return err
 	}
-	if m, ok := v.(map[string]any); ok {
-		a, err := parseAuto(m)
-		if err != nil {
-			return err
-		}
-		*c = Count{Auto: a}
-		return nil
-	}
-	parsed, err := ParseCount(fmt.Sprint(v))
+	parsed, err := countOf(v)
 	if err != nil {
 		return err
 	}
 	*c = parsed
 	return nil
+}
+
+// countOf reads a decoded value (YAML's or JSON's) as a Count: {auto: {...}}, else an integer
+// or an "Nx" string.
+func countOf(v any) (Count, error) {
+	if m, ok := v.(map[string]any); ok {
+		a, err := parseAuto(m)
+		if err != nil {
+			return Count{}, err
+		}
+		return Count{Auto: a}, nil
+	}
+	return ParseCount(fmt.Sprint(v))
 }
 
 // MarshalYAML writes the form the user wrote.
@@ -139,15 +144,7 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 		*c = Count{}
 		return nil
 	}
-	if m, ok := v.(map[string]any); ok {
-		a, err := parseAuto(m)
-		if err != nil {
-			return err
-		}
-		*c = Count{Auto: a}
-		return nil
-	}
-	parsed, err := ParseCount(fmt.Sprint(v))
+	parsed, err := countOf(v)
 	if err != nil {
 		return err
 	}
