@@ -67,6 +67,10 @@ type RequestRecord struct {
 	// CapDelayed: this open-loop send was held back by the in-flight cap (every slot was busy
 	// at some moment between its scheduled time and its send), not by the client alone.
 	CapDelayed bool `json:"cap_delayed,omitempty"`
+	// LookHeld: this open-loop send was held back by an adaptive point's look, which lets a
+	// send start at most its Ahead past a look whose earlier requests are still unanswered:
+	// the server had not answered them, not the client fallen behind.
+	LookHeld bool `json:"look_held,omitempty"`
 }
 
 // ShiftClock moves every instant of the record by d nanoseconds (durations stay as they are):
@@ -332,12 +336,17 @@ type OpenLoop struct {
 	CapDelayedSends int     `json:"cap_delayed_sends"`
 	CapDelayTotalMs float64 `json:"cap_delay_total_ms"`
 	CapDelayMaxMs   float64 `json:"cap_delay_max_ms"`
+	// LookHeldSends are the sends an adaptive point's look held back (RequestRecord.LookHeld)
+	// while the requests before it went unanswered; LookHeldMaxMs bounds their lateness.
+	LookHeldSends int     `json:"look_held_sends,omitempty"`
+	LookHeldMaxMs float64 `json:"look_held_max_ms,omitempty"`
 	// SendLatenessMs is actual − scheduled send over every send: the client's own lag (a few
-	// tens of µs when it keeps up) plus any wait for the cap.
+	// tens of µs when it keeps up) plus any wait for the cap or a look.
 	SendLatenessMs *Stat `json:"send_lateness_ms"`
 	// RateShortfallPct is how far the achieved rate fell below the scheduled one, in percent
 	// (0 when it did not); RateMet is false when that is more than RateTolerancePct, and
-	// RateShort then says why (the cap was hit, or the client fell behind). A point whose
+	// RateShort then says why (the cap was hit, the server left a look's requests unanswered,
+	// or the client fell behind). A point whose
 	// rate was not met never counts as meeting an SLO at its asked rate.
 	RateShortfallPct float64 `json:"rate_shortfall_pct"`
 	RateMet          bool    `json:"rate_met"`

@@ -66,20 +66,22 @@ func (lk *looker) clamp(n int) int {
 }
 
 // take returns the next index to issue, waiting while it is more than Ahead past an
-// undecided look; false when the point has its requests (count reached, enough, or ctx done).
-func (lk *looker) take(ctx context.Context) (int, bool) {
+// undecided look (waited says it did); false when the point has its requests (count reached,
+// enough, or ctx done).
+func (lk *looker) take(ctx context.Context) (i int, waited, ok bool) {
 	lk.mu.Lock()
 	for {
 		switch {
 		case ctx.Err() != nil || lk.stopped || lk.issued >= lk.limit:
 			lk.mu.Unlock()
-			return 0, false
+			return 0, waited, false
 		case lk.a == nil || lk.next == 0 || lk.issued < lk.next+lk.ahead:
 			i := lk.issued
 			lk.issued++
 			lk.mu.Unlock()
-			return i, true
+			return i, waited, true
 		}
+		waited = true
 		ch := lk.changed
 		lk.mu.Unlock()
 		select {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/perfdag/perfdag/schema"
+	"github.com/perfdag/perfdag/steps/measure/sse"
 )
 
 // An adaptive point looks at completed prefixes only, stops issuing once a look says enough
@@ -60,6 +62,34 @@ func TestAdaptiveStopsAtALook(t *testing.T) {
 				t.Errorf("peak in flight %d, want at most 4", p)
 			}
 		})
+	}
+}
+
+// An open loop's look holds a send at most Ahead past it while the look's earlier requests
+// are unanswered, and marks what it held: requests 0..9 are answered only after 200 ms, so at
+// 100,000/s request 12 (Ahead 2 past the look at 10) and every later one wait for them and are
+// look-held; none before it is, and none is cap-delayed. The point's records then say the
+// server held those sends, not the client.
+func TestAdaptiveOpenLoopMarksLookHeldSends(t *testing.T) {
+	release := make(chan struct{})
+	time.AfterFunc(200*time.Millisecond, func() { close(release) })
+	send := func(ctx context.Context, i int) schema.RequestRecord {
+		start := sse.Now()
+		if i < 10 {
+			<-release
+		}
+		now := sse.Now()
+		return schema.RequestRecord{StartNs: start, FirstTokenNs: now, LastContentNs: now, EndNs: now}
+	}
+	a := &Adaptive{Next: func(prev int) int { return prev + 10 }, Enough: func([]schema.RequestRecord) bool { return false }, Ahead: 2}
+	recs, err := Run(context.Background(), Config{Requests: 30, Rate: 100000, Adaptive: a}, send, nil)
+	if err != nil || len(recs) != 30 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	for i, r := range recs {
+		if r.CapDelayed || r.LookHeld != (i >= 12) {
+			t.Errorf("record %d: look-held %v cap-delayed %v, want look-held %v (Ahead 2 past the look at 10)", i, r.LookHeld, r.CapDelayed, i >= 12)
+		}
 	}
 }
 

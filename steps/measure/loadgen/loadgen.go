@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config, send Send, progress func(Progress)) ([
 	finish := func(i int, sched slot) {
 		rec := send(ctx, i)
 		rec.Index = i
-		rec.ScheduledNs, rec.CapDelayed = sched.at, sched.capDelayed
+		rec.ScheduledNs, rec.CapDelayed, rec.LookHeld = sched.at, sched.capDelayed, sched.lookHeld
 		if ctx.Err() != nil && causedByCancel(rec.ErrorClass) {
 			rec.ErrorClass, rec.Error = schema.ErrorCancelled, "cancelled: "+rec.Error
 		}
@@ -128,7 +128,7 @@ func closedLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish 
 	for range min(cfg.Concurrency, cfg.Requests) {
 		wg.Go(func() {
 			for {
-				i, ok := lk.take(ctx)
+				i, _, ok := lk.take(ctx)
 				if !ok {
 					return
 				}

@@ -16,6 +16,7 @@ import (
 type slot struct {
 	at         int64
 	capDelayed bool
+	lookHeld   bool
 }
 
 // job is one request handed to a worker.
@@ -32,7 +33,9 @@ type job struct {
 // started only when none is idle, so there are never more goroutines than the cap (without
 // one, than the most requests in flight at once), never one per request. When every slot is
 // busy the scheduler waits for one; the sends it holds back meanwhile — the one that waited
-// and every later one already due when the wait ended — are marked cap-delayed.
+// and every later one already due when the wait ended — are marked cap-delayed. An adaptive
+// point's look holds sends the same way (Adaptive.Ahead past a look whose earlier requests
+// are unanswered): those are marked look-held, so a late send says who held it.
 func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish func(int, slot)) {
 	var slots chan struct{}
 	if cfg.Concurrency > 0 {
@@ -55,7 +58,8 @@ func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish fu
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var capFreed time.Time // when the scheduler last got a slot it had waited for
+	var capFreed time.Time  // when the scheduler last got a slot it had waited for
+	var lookFreed time.Time // when a look last let a send go that it had held
 	for i := range offsets {
 		due := start.Add(offsets[i])
 		if d := time.Until(due); d > 0 {
@@ -80,14 +84,19 @@ func openLoop(ctx context.Context, cfg Config, lk *looker, t *tracker, finish fu
 				}
 			}
 		}
-		if _, ok := lk.take(ctx); !ok { // one issuer: the index it hands out is i
+		lookHeld := due.Before(lookFreed)
+		_, waited, ok := lk.take(ctx) // one issuer: the index it hands out is i
+		if !ok {
 			if slots != nil {
 				<-slots
 			}
 			return
 		}
+		if waited {
+			lookHeld, lookFreed = true, time.Now()
+		}
 		t.start()
-		j := job{i: i, s: slot{at: sse.At(due), capDelayed: capDelayed}}
+		j := job{i: i, s: slot{at: sse.At(due), capDelayed: capDelayed, lookHeld: lookHeld}}
 		select {
 		case jobs <- j:
 			continue

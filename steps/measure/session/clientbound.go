@@ -55,7 +55,7 @@ func tokenGapMs(recs []schema.RequestRecord) float64 {
 }
 
 // lateSends counts the open-loop sends among recs and those that went out more than
-// schema.LateSendMs after their schedule with a slot free.
+// schema.LateSendMs after their schedule with a slot free and no look holding them.
 func lateSends(recs []schema.RequestRecord) (late, sends int) {
 	bound := int64(schema.LateSendMs * 1e6)
 	for _, r := range recs {
@@ -63,7 +63,7 @@ func lateSends(recs []schema.RequestRecord) (late, sends int) {
 			continue
 		}
 		sends++
-		if !r.CapDelayed && r.StartNs-r.ScheduledNs > bound {
+		if !r.CapDelayed && !r.LookHeld && r.StartNs-r.ScheduledNs > bound {
 			late++
 		}
 	}

@@ -113,3 +113,15 @@ func TestTokenGap(t *testing.T) {
 		t.Errorf("token gap %v ms with no valid answer of two chunks, want 0", g)
 	}
 }
+
+// A send held by the cap or by an adaptive point's look went out late for the server's
+// sake, not the client's: only a late send with neither counts against the client.
+func TestLateSendsBlameOnlyTheClient(t *testing.T) {
+	late := func(capDelayed, lookHeld bool) schema.RequestRecord {
+		return schema.RequestRecord{ScheduledNs: 1e9, StartNs: 1e9 + int64(10*schema.LateSendMs*1e6), CapDelayed: capDelayed, LookHeld: lookHeld}
+	}
+	recs := []schema.RequestRecord{late(false, false), late(true, false), late(false, true), {ScheduledNs: 2e9, StartNs: 2e9}, {StartNs: 3e9}}
+	if l, s := lateSends(recs); l != 1 || s != 4 {
+		t.Errorf("late %d of %d sends, want 1 of 4 (the cap's and the look's are the server's; a closed-loop record is no send)", l, s)
+	}
+}

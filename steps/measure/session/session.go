@@ -225,7 +225,7 @@ func (s *Session) LoadShard(ctx context.Context, phase string, cfg loadgen.Confi
 		// the deterministic simulator places its records on its own virtual clock: a schedule
 		// on the wall clock says nothing about them
 		for k := range recs {
-			recs[k].ScheduledNs, recs[k].CapDelayed = 0, false
+			recs[k].ScheduledNs, recs[k].CapDelayed, recs[k].LookHeld = 0, false, false
 		}
 	}
 	return recs, err

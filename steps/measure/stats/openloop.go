@@ -73,6 +73,10 @@ func openLoop(p *schema.Point, profiling, valid []schema.RequestRecord, o Option
 			ol.CapDelayTotalMs += late
 			ol.CapDelayMaxMs = max(ol.CapDelayMaxMs, late)
 		}
+		if r.LookHeld {
+			ol.LookHeldSends++
+			ol.LookHeldMaxMs = max(ol.LookHeldMaxMs, late)
+		}
 		events = append(events, event{r.StartNs, +1}, event{max(r.EndNs, r.LastContentNs, r.StartNs), -1})
 	}
 	ol.SendLatenessMs = Summarize(lateness, UnitMs)
@@ -93,10 +97,14 @@ func openLoop(p *schema.Point, profiling, valid []schema.RequestRecord, o Option
 		return
 	}
 	ol.RateMet = false
-	if ol.CapDelayedSends > 0 {
+	switch {
+	case ol.LookHeldSends > ol.CapDelayedSends:
+		ol.RateShort = fmt.Sprintf("server behind: %s of %d waited for the requests before a look to be answered (up to %s late)",
+			plural.N(ol.LookHeldSends, "send"), ol.Sends, fmtMs(ol.LookHeldMaxMs))
+	case ol.CapDelayedSends > 0:
 		ol.RateShort = fmt.Sprintf("cap hit: %s of %d waited for one of %d in-flight slots (up to %s late)",
 			plural.N(ol.CapDelayedSends, "send"), ol.Sends, ol.InFlightCap, fmtMs(ol.CapDelayMaxMs))
-	} else {
+	default:
 		ol.RateShort = fmt.Sprintf("client behind: sends went out up to %s late (p99 %s) with slots free",
 			fmtMs(ol.SendLatenessMs.Max), fmtMs(ol.SendLatenessMs.P99))
 	}

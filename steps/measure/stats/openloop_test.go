@@ -85,14 +85,17 @@ func TestOpenLoopFigures(t *testing.T) {
 }
 
 // A point whose sends fell more than 5 % behind its schedule is rate_short, and says why: the
-// cap when it held sends back, the client when it did not; 4.9 % short is still met.
+// cap when it held sends back, the server when an adaptive point's look held them waiting for
+// its earlier requests' answers, the client when neither did; 4.9 % short is still met.
 func TestOpenLoopRateShort(t *testing.T) {
 	// 11 sends due every 100 ms, each sent after the previous one's 300 ms answer (cap 1).
-	var capped, behind, within []schema.RequestRecord
+	var capped, behind, held, within []schema.RequestRecord
 	for i := range 11 {
 		at := float64(i)
 		capped = append(capped, sched(i, 100*at, 300*at, 300*at+10, 300*at+300, i > 0))
 		behind = append(behind, sched(i, 100*at, 150*at, 150*at+10, 150*at+20, false))
+		held = append(held, behind[i])
+		held[i].LookHeld = i > 0
 		within = append(within, sched(i, 100*at, 100*at/0.951, 100*at/0.951+10, 100*at/0.951+20, false))
 	}
 	for _, tc := range []struct {
@@ -103,6 +106,7 @@ func TestOpenLoopRateShort(t *testing.T) {
 	}{
 		{"cap", capped, 100 * (1 - 1.0/3), "cap hit: 10 sends of 11 waited for one of 1 in-flight slots (up to 2 s late)"},
 		{"client", behind, 100 * (1 - 1/1.5), "client behind: sends went out up to 500 ms late (p99 495 ms) with slots free"},
+		{"look", held, 100 * (1 - 1/1.5), "server behind: 10 sends of 11 waited for the requests before a look to be answered (up to 500 ms late)"},
 		{"within", within, 100 * (1 - 0.951), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
