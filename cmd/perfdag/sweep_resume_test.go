@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfdag/perfdag/engine/campaign"
 	"github.com/perfdag/perfdag/engine/checkpoint"
 	"github.com/perfdag/perfdag/engine/events"
 	"github.com/perfdag/perfdag/schema"
@@ -200,6 +201,7 @@ func stopAndResume(t *testing.T, base, src string, s stopAt) string {
 		t.Fatalf("the interrupted run ended %v, want it stopped by the signal:\n%s", cmd.ProcessState, out)
 	}
 	before := finalState(t, dir)
+	stoppedListsItsProbes(t, dir, before, s)
 	runs := propRunIDs(t, dir)
 	if code, resumed := propRun(base, &st, "resume", dir); code != 0 {
 		t.Fatalf("the first resume exited %d:\n%s", code, resumed)
@@ -212,6 +214,30 @@ func stopAndResume(t *testing.T, base, src string, s stopAt) string {
 		}
 	}
 	return dir
+}
+
+// stoppedListsItsProbes: what a stopped run journalled is what status shows — every node with
+// a record (a search's measured probes among them), with that record's state. Before, a
+// search stopped mid-expansion had no record of its own, so status listed none of its probes
+// and the user saw minutes of measurement as lost.
+func stoppedListsItsProbes(t *testing.T, dir string, recs map[string]*checkpoint.Record, s stopAt) {
+	t.Helper()
+	code, out, errs := perfdagCLI(t, "status", dir, "--json")
+	var st campaign.Status
+	if err := json.Unmarshal([]byte(out), &st); code != ExitOK || err != nil {
+		t.Fatalf("status after %s: exit %d, %v\n%s", s, code, err, errs)
+	}
+	listed := map[string]string{}
+	for _, n := range st.Nodes {
+		listed[n.Node] = n.State
+	}
+	for id, r := range recs {
+		if got, ok := listed[id]; !ok {
+			t.Errorf("after %s, status does not list %s (journalled %s)", s, id, r.Status)
+		} else if r.Status == checkpoint.Succeeded && got != "succeeded" {
+			t.Errorf("after %s, status says %s is %s; its record says succeeded", s, id, got)
+		}
+	}
 }
 
 // sweepVolatile are the files two runs of one campaign legitimately write apart (run ids,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/perfdag/perfdag/engine"
 	"github.com/perfdag/perfdag/engine/checkpoint"
@@ -68,9 +69,11 @@ func (w *walk) unprobed(n *plan.Node) *NodeResult {
 // reused fan-out node replays the groups its checkpoint lists.
 func (w *walk) expand(n *plan.Node, res *NodeResult, reason string) {
 	reused := w.decisionOf(n.ID).Action == ActReuse
+	var jr *expansion
 	err := w.holding(n, func() error {
 		if !reused {
-			return w.search(n)
+			jr = w.startExpansion(n)
+			return w.search(n, jr)
 		}
 		for _, l := range w.records[n.ID].Fanout {
 			if _, err := w.group(n, recordedLoad(n, l)); err != nil {
@@ -86,11 +89,12 @@ func (w *walk) expand(n *plan.Node, res *NodeResult, reason string) {
 	if err != nil {
 		if w.ctx.Err() != nil {
 			res.Outcome, res.Reason = OutInterrupted, "interrupted by a signal"
+			jr.end(checkpoint.Interrupted, res.Reason)
 			w.emit(events.Event{Type: events.NodeEnd, Node: n.ID, Kind: res.Kind, Status: res.Outcome, Reason: res.Reason})
 			w.finish(n, res)
 			return
 		}
-		w.failFanout(n, res, err)
+		w.failFanout(n, res, err, jr)
 		return
 	}
 	w.execute(n, res, reason)
@@ -106,8 +110,9 @@ func (w *walk) holding(n *plan.Node, fn func() error) error {
 	return fn()
 }
 
-// search asks the fan-out for groups until it has its answer.
-func (w *walk) search(n *plan.Node) error {
+// search asks the fan-out for groups until it has its answer, journalling each point it asks
+// for in jr before measuring it.
+func (w *walk) search(n *plan.Node, jr *expansion) error {
 	task, _, err := w.buildTask(n)
 	if err != nil {
 		return err
@@ -138,6 +143,7 @@ func (w *walk) search(n *plan.Node) error {
 				return fmt.Errorf("fan-out made %d point groups without an answer", maxGroups)
 			}
 			made[l] = true
+			jr.asked(l)
 			p, err := w.group(n, l)
 			if err != nil {
 				return err
@@ -263,10 +269,61 @@ func (w *walk) decisions() map[string]*decision {
 	return out
 }
 
-// failFanout records a fan-out node that could not finish its expansion.
-func (w *walk) failFanout(n *plan.Node, res *NodeResult, err error) {
+// failFanout records a fan-out node that could not finish its expansion (with the points it
+// asked for, when jr journalled them).
+func (w *walk) failFanout(n *plan.Node, res *NodeResult, err error, jr *expansion) {
 	res.Outcome, res.Reason = OutFailed, strings.TrimSpace(err.Error())
-	w.saveOutcome(n, checkpoint.Failed, res.Reason)
+	if jr != nil {
+		jr.end(checkpoint.Failed, res.Reason)
+	} else {
+		w.saveOutcome(n, checkpoint.Failed, res.Reason)
+	}
 	w.emit(events.Event{Type: events.NodeEnd, Node: n.ID, Kind: res.Kind, Status: res.Outcome, Reason: res.Reason})
 	w.finish(n, res)
+}
+
+// expansion journals a fan-out node while it expands: running, with the points it has asked
+// for so far, so a campaign stopped or crashed mid-search still lists its probes (status
+// shows them, and resume replays them as it does a failed search's); interrupted or failed,
+// with them, when the expansion ends so. Before, the node had no record until its expansion
+// ended, and a stopped search's measured probes were invisible to status.
+type expansion struct {
+	w   *walk
+	rec *checkpoint.Record
+}
+
+// startExpansion journals n as running (a crash from here leaves it unreusable, as a running
+// node's record does) and retires its previous outputs, as run does.
+func (w *walk) startExpansion(n *plan.Node) *expansion {
+	prev := w.records[n.ID]
+	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Status: checkpoint.Running,
+		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID}
+	if prev != nil {
+		rec.Attempt = prev.Attempt + 1
+		w.mu.Lock()
+		for rel := range prev.Outputs {
+			delete(w.outputs, rel)
+		}
+		w.mu.Unlock()
+	}
+	_ = w.r.store.Save(rec)
+	return &expansion{w: w, rec: rec}
+}
+
+// asked journals point l as asked for, before its group runs.
+func (e *expansion) asked(l schema.Load) {
+	if e == nil {
+		return
+	}
+	e.rec.Fanout = append(e.rec.Fanout, l)
+	_ = e.w.r.store.Save(e.rec)
+}
+
+// end journals how the expansion ended, with every point it asked for.
+func (e *expansion) end(status, why string) {
+	if e == nil {
+		return
+	}
+	e.rec.Status, e.rec.Error, e.rec.EndedAt = status, why, time.Now().UTC()
+	_ = e.w.r.store.Save(e.rec)
 }
