@@ -346,8 +346,8 @@ type OpenLoop struct {
 	// RateShortfallPct is how far the achieved rate fell below the scheduled one, in percent
 	// (0 when it did not); RateMet is false when that is more than RateTolerancePct, and
 	// RateShort then says why (the cap was hit, the server left a look's requests unanswered,
-	// or the client fell behind). A point whose
-	// rate was not met never counts as meeting an SLO at its asked rate.
+	// or the client fell behind). A point whose rate was not met never counts as meeting an
+	// SLO at its asked rate.
 	RateShortfallPct float64 `json:"rate_shortfall_pct"`
 	RateMet          bool    `json:"rate_met"`
 	RateShort        string  `json:"rate_short,omitempty"`

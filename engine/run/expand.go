@@ -293,19 +293,9 @@ type expansion struct {
 }
 
 // startExpansion journals n as running (a crash from here leaves it unreusable, as a running
-// node's record does) and retires its previous outputs, as run does.
+// node's record does), as run starts a node.
 func (w *walk) startExpansion(n *plan.Node) *expansion {
-	prev := w.records[n.ID]
-	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Status: checkpoint.Running,
-		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID}
-	if prev != nil {
-		rec.Attempt = prev.Attempt + 1
-		w.mu.Lock()
-		for rel := range prev.Outputs {
-			delete(w.outputs, rel)
-		}
-		w.mu.Unlock()
-	}
+	rec := w.runningRecord(n, nil)
 	_ = w.r.store.Save(rec)
 	return &expansion{w: w, rec: rec}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfdag/perfdag/engine/fingerprint"
 	"github.com/perfdag/perfdag/engine/gate"
 	"github.com/perfdag/perfdag/engine/plan"
+	"github.com/perfdag/perfdag/schema"
 	"github.com/perfdag/perfdag/schema/campaigndir"
 )
 
@@ -242,11 +243,12 @@ func (w *walk) endpointLock(name string) *sync.Mutex {
 	return mu
 }
 
-func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
-	k := n.Step.Kind
+// runningRecord is n's record from the moment it starts (or a fan-out node starts expanding):
+// the next attempt, listing fanout, its previous outputs retired from this run's readable set.
+func (w *walk) runningRecord(n *plan.Node, fanout []schema.Load) *checkpoint.Record {
 	prev := w.records[n.ID]
-	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: k.Name, Status: checkpoint.Running,
-		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID, Fanout: w.fanLoadsOf(n.ID)}
+	rec := &checkpoint.Record{Node: n.ID, Step: n.Step.ID, Kind: n.Step.Kind.Name, Status: checkpoint.Running,
+		StartedAt: time.Now().UTC(), Attempt: 1, RunID: w.r.opts.RunID, Fanout: fanout}
 	if prev != nil {
 		rec.Attempt = prev.Attempt + 1
 		w.mu.Lock()
@@ -255,6 +257,12 @@ func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
 		}
 		w.mu.Unlock()
 	}
+	return rec
+}
+
+func (w *walk) run(n *plan.Node, res *NodeResult, reason string) {
+	k := n.Step.Kind
+	rec := w.runningRecord(n, w.fanLoadsOf(n.ID))
 	// From here until the final record lands, the node is "running": a crash leaves it
 	// unreusable, so half-written outputs are never trusted.
 	if err := w.r.store.Save(rec); err != nil {
